@@ -1,0 +1,29 @@
+// Lint rules: typescript-eslint's recommended set, type imports kept apart, and the
+// core kept free of koa (only src/http may import it).
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'bench/results/', 'test-output/', 'data/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly' } },
+    rules: {
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['src/pool/**', 'src/auth/**', 'src/quota/**', 'src/config/**', 'src/devnet/**', 'plugins/**'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: ['koa', '@koa/router'], patterns: ['../http/*'] }],
+    },
+  },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+);

@@ -1,0 +1,77 @@
+// The request path's view of the key store: an LRU of key records by hash, with a
+// TTL, a bound on entries, and negative entries so a flood of unknown keys never
+// reaches the store. Store changes drop entries at once (revoke, rotate, create).
+
+import { LRUCache } from 'lru-cache';
+import { GatewayError } from '../errors.js';
+import { hashKey } from './key-format.js';
+import { keyState, type KeyMatch, type KeyRecord, type KeyStore } from './key-store.js';
+
+const UNKNOWN = Symbol('unknown');
+type Entry = KeyMatch | typeof UNKNOWN;
+
+export interface KeyCacheOptions {
+  readonly ttlMs: number;
+  readonly maxEntries: number;
+  readonly negativeTtlMs: number;
+}
+
+export interface KeyCacheEvents {
+  hit?(): void;
+  miss?(): void;
+}
+
+export class KeyCache {
+  private readonly lru: LRUCache<string, Entry>;
+  private readonly pending = new Map<string, Promise<Entry>>();
+
+  constructor(
+    private readonly store: KeyStore,
+    private readonly options: KeyCacheOptions,
+    private readonly events: KeyCacheEvents = {},
+    private readonly now: () => number = Date.now,
+  ) {
+    this.lru = new LRUCache<string, Entry>({ max: options.maxEntries, ttl: Math.max(options.ttlMs, 1), ttlAutopurge: false });
+    store.onChange((change) => {
+      if ('all' in change) this.lru.clear();
+      else for (const h of change.hashes) this.lru.delete(h);
+    });
+  }
+
+  /** The record the key belongs to; throws INVALID_KEY for unknown, revoked or expired keys. */
+  async lookup(key: string): Promise<KeyRecord> {
+    const hash = hashKey(key);
+    let entry = this.lru.get(hash);
+    if (entry === undefined) {
+      this.events.miss?.();
+      entry = await this.load(hash);
+    } else {
+      this.events.hit?.();
+    }
+    if (entry === UNKNOWN) throw new GatewayError('INVALID_KEY');
+    const now = this.now();
+    if (now >= entry.validUntil || keyState(entry.record, now) !== 'active') throw new GatewayError('INVALID_KEY');
+    return entry.record;
+  }
+
+  private load(hash: string): Promise<Entry> {
+    let p = this.pending.get(hash);
+    if (p === undefined) {
+      p = this.store
+        .findByHash(hash)
+        .then((match): Entry => {
+          const entry = match ?? UNKNOWN;
+          const ttl = match === undefined ? this.options.negativeTtlMs : this.options.ttlMs;
+          if (ttl > 0) this.lru.set(hash, entry, { ttl });
+          return entry;
+        })
+        .finally(() => this.pending.delete(hash));
+      this.pending.set(hash, p);
+    }
+    return p;
+  }
+
+  get size(): number {
+    return this.lru.size;
+  }
+}

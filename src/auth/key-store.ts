@@ -1,0 +1,115 @@
+// The key store contract: records of API keys, found by the SHA-256 of their value.
+// Backends (file, later Redis) implement it; the cache and the request path see
+// only this interface. A record never holds a key's value.
+
+export interface KeyPermissions {
+  /** Chain endpoint name patterns (`*` wildcard); ['*'] = every chain. */
+  readonly chains: readonly string[];
+  /** Archive access; undefined = as the tier says. */
+  readonly archive: boolean | undefined;
+  /** Method (or REST path) patterns allowed; ['*'] = all. */
+  readonly allow: readonly string[];
+  /** Method patterns refused even when allowed. */
+  readonly deny: readonly string[];
+}
+
+export const ALL_PERMITTED: KeyPermissions = Object.freeze({
+  chains: Object.freeze(['*']),
+  archive: undefined,
+  allow: Object.freeze(['*']),
+  deny: Object.freeze([]),
+});
+
+/** A superseded value kept working until `until` (rotation grace). */
+export interface RetiredValue {
+  readonly hash: string;
+  readonly prefix: string;
+  readonly until: string;
+}
+
+export interface KeyRecord {
+  readonly id: string;
+  readonly hash: string;
+  readonly prefix: string;
+  readonly account: string;
+  readonly tier: string;
+  readonly label: string;
+  readonly permissions: KeyPermissions;
+  readonly createdAt: string;
+  readonly lastUsedAt: string | undefined;
+  readonly revokedAt: string | undefined;
+  readonly expiresAt: string | undefined;
+  readonly rotatedAt: string | undefined;
+  readonly retired: readonly RetiredValue[];
+}
+
+export type KeyState = 'active' | 'revoked' | 'expired';
+
+export function keyState(record: KeyRecord, now: number): KeyState {
+  if (record.revokedAt !== undefined) return 'revoked';
+  if (record.expiresAt !== undefined && Date.parse(record.expiresAt) <= now) return 'expired';
+  return 'active';
+}
+
+/** A successful lookup: the record, and until when the presented value works. */
+export interface KeyMatch {
+  readonly record: KeyRecord;
+  /** Epoch ms after which the presented value stops working (rotation grace or expiry). */
+  readonly validUntil: number;
+}
+
+export interface NewKey {
+  readonly account: string;
+  readonly tier: string;
+  readonly label?: string;
+  readonly permissions?: Partial<KeyPermissions>;
+  readonly expiresAt?: string;
+}
+
+/** What changed, so caches can drop exactly those hashes (or everything). */
+export type StoreChange = { readonly hashes: readonly string[] } | { readonly all: true };
+
+export interface KeyStore {
+  /** Find the record a presented value's hash belongs to, current or retired. */
+  findByHash(hash: string): Promise<KeyMatch | undefined>;
+  /** Creates a key; the value is returned here and never again. */
+  create(input: NewKey): Promise<{ record: KeyRecord; value: string }>;
+  get(idOrPrefix: string): Promise<KeyRecord | undefined>;
+  list(filter?: { account?: string }): Promise<KeyRecord[]>;
+  revoke(id: string): Promise<KeyRecord>;
+  /** New value; the old one keeps working for `graceSeconds`. */
+  rotate(id: string, graceSeconds: number): Promise<{ record: KeyRecord; value: string }>;
+  /** Record last use (may be batched by the backend). */
+  touch(id: string, at: number): void;
+  onChange(listener: (change: StoreChange) => void): void;
+  close(): Promise<void>;
+}
+
+export class KeyNotFoundError extends Error {
+  constructor(readonly ref: string) {
+    super(`no key with id or prefix "${ref}"`);
+    this.name = 'KeyNotFoundError';
+  }
+}
+
+const patternCache = new Map<string, RegExp>();
+
+/** `*` matches any run of characters; everything else is literal. Compiled once per pattern. */
+export function matchesPattern(pattern: string, value: string): boolean {
+  if (pattern === '*') return true;
+  let re = patternCache.get(pattern);
+  if (re === undefined) {
+    const body = pattern
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\/]/g, '\\$&'))
+      .join('.*');
+    re = new RegExp(`^${body}$`);
+    patternCache.set(pattern, re);
+  }
+  return re.test(value);
+}
+
+export function matchesAny(patterns: readonly string[], value: string): boolean {
+  for (const p of patterns) if (matchesPattern(p, value)) return true;
+  return false;
+}

@@ -1,0 +1,67 @@
+// Everything one chain endpoint needs at run time, built from its config and plugin:
+// the plugin's handler, the node pool, its health prober and its forwarder, wired to
+// metrics and logs. Built whole before it serves; closed whole when replaced.
+
+import type { ChainConfig } from './config/types.js';
+import type { Logger } from './log.js';
+import type { Metrics } from './metrics/metrics.js';
+import type { ChainHandler, ChainPlugin } from './plugin.js';
+import { Forwarder } from './pool/forwarder.js';
+import { HealthProber } from './pool/health.js';
+import { NodePool } from './pool/pool.js';
+
+export interface ChainRuntime {
+  readonly name: string;
+  readonly config: ChainConfig;
+  readonly handler: ChainHandler;
+  readonly pool: NodePool;
+  readonly prober: HealthProber;
+  readonly forwarder: Forwarder;
+}
+
+export function createChainRuntime(config: ChainConfig, plugin: ChainPlugin, metrics: Metrics, logger: Logger): ChainRuntime {
+  const handler = plugin.create({ chain: config.name, options: config.options });
+  const pool = new NodePool(config, {
+    rotation(p, node, inRotation, reason) {
+      metrics.transitions.inc({ chain: p.chain, node: node.name, to: inRotation ? 'in' : 'out' });
+      logger[inRotation ? 'info' : 'warn'](inRotation ? 'node back in rotation' : 'node out of rotation', {
+        event: 'node_rotation',
+        chain: p.chain,
+        node: node.name,
+        inRotation,
+        reason,
+        head: node.head,
+        lag: node.lag,
+      });
+    },
+    breaker(p, node, state) {
+      metrics.breakerTransitions.inc({ chain: p.chain, node: node.name, state });
+      logger[state === 'open' ? 'warn' : 'info']('circuit breaker changed', {
+        event: 'breaker',
+        chain: p.chain,
+        node: node.name,
+        state,
+      });
+    },
+  });
+  const prober = new HealthProber(pool, handler, {
+    probed(p, node, ok) {
+      metrics.probes.inc({ chain: p.chain, node: node.name, result: ok ? 'ok' : 'failed' });
+    },
+  });
+  const forwarder = new Forwarder(pool, handler, {
+    upstream(p, node, outcome, seconds) {
+      metrics.upstream.inc({ chain: p.chain, node: node.name, outcome });
+      metrics.upstreamDuration.observe({ chain: p.chain, node: node.name }, seconds);
+    },
+    retry(p, reason) {
+      metrics.retries.inc({ chain: p.chain, reason });
+    },
+  });
+  return { name: config.name, config, handler, pool, prober, forwarder };
+}
+
+export async function closeChainRuntime(rt: ChainRuntime): Promise<void> {
+  rt.prober.stop();
+  await rt.pool.close();
+}

@@ -1,0 +1,239 @@
+// The noderouter command: serve, devnet, check-config and keys. Each command reads
+// the same config file (--config, else $NODEROUTER_CONFIG, else ./config/gateway.yaml,
+// else the one shipped with the package). Output that scripts read (the new key)
+// is always the last line.
+
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FileKeyStore } from './auth/file-key-store.js';
+import { KeyInputError, KeyService } from './auth/key-service.js';
+import { KeyNotFoundError } from './auth/key-store.js';
+import { UsageError, option, parseArgs, type ParsedArgs } from './cli-args.js';
+import { ConfigError, loadConfig } from './config/load.js';
+import type { GatewayConfig } from './config/types.js';
+import { startConfigDevnet } from './devnet-from-config.js';
+import { Gateway } from './gateway.js';
+import { keyView } from './http/key-view.js';
+import { readUsageFile, usagePathFor } from './quota/usage-file.js';
+
+const HELP = `noderouter — API-key gateway for pools of blockchain nodes
+
+Usage:
+  noderouter serve [--config FILE] [--devnet]   run the gateway (--devnet: with simulated nodes)
+  noderouter devnet [--config FILE]             run only the simulated nodes of the config
+  noderouter check-config [FILE]                validate a config file; exit 1 on problems
+  noderouter keys create --account A --tier T [--label L] [--chains l1,hub-*]
+                         [--archive true|false] [--allow PATTERNS] [--deny PATTERNS] [--expires DATE]
+  noderouter keys list [--account A] [--json]
+  noderouter keys show ID|PREFIX
+  noderouter keys revoke ID|PREFIX
+  noderouter keys rotate ID|PREFIX [--grace SECONDS]
+  noderouter keys usage ID|PREFIX [--since YYYY-MM-DD]
+`;
+
+function packageConfig(): string {
+  return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'config', 'gateway.yaml');
+}
+
+export function defaultConfigPath(explicit?: string): string {
+  if (explicit !== undefined) return explicit;
+  const env = process.env.NODEROUTER_CONFIG;
+  if (env !== undefined && env !== '') return env;
+  const local = join(process.cwd(), 'config', 'gateway.yaml');
+  return existsSync(local) ? local : packageConfig();
+}
+
+function out(line = ''): void {
+  process.stdout.write(`${line}\n`);
+}
+
+async function serve(args: ParsedArgs): Promise<number> {
+  const config = await loadConfig(defaultConfigPath(option(args, 'config')));
+  const devnet = args.options.has('devnet') ? await startConfigDevnet(config) : undefined;
+  const gateway = await Gateway.start(config);
+  let demoKey: string | undefined;
+  if (devnet !== undefined) demoKey = await issueDemoKey(gateway, config);
+  out('');
+  out(`noderouter is serving ${gateway.url} (admin ${gateway.adminUrl})`);
+  if (devnet?.controlUrl !== undefined) out(`devnet control: ${devnet.controlUrl}`);
+  out('endpoints:');
+  for (const e of gateway.endpoints()) out(`  ${e.chain.padEnd(18)} ${e.plugin.padEnd(9)} ${e.url}`);
+  if (demoKey !== undefined) {
+    out('');
+    out(`demo key (shown once; earlier demo keys are revoked): ${demoKey}`);
+    const first = gateway.endpoints()[0];
+    if (first !== undefined) {
+      out(`try: curl -s -H 'apikey: ${demoKey}' -H 'content-type: application/json' \\`);
+      out(`       -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}' ${first.url}`);
+    }
+  }
+  const stop = (signal: string): void => {
+    gateway.logger.info('shutting down', { event: 'signal', signal });
+    void gateway
+      .close()
+      .then(() => devnet?.close())
+      .then(() => process.exit(0));
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  return new Promise<number>(() => undefined);
+}
+
+const DEMO_LABEL = 'demo key (npm start)';
+
+/** A fresh demo key each start; the previous ones are revoked, so none lingers. */
+async function issueDemoKey(gateway: Gateway, config: GatewayConfig): Promise<string> {
+  for (const k of await gateway.store.list({ account: 'demo' })) {
+    if (k.label === DEMO_LABEL && k.revokedAt === undefined) await gateway.store.revoke(k.id);
+  }
+  const tier = config.tiers.enterprise !== undefined ? 'enterprise' : (Object.keys(config.tiers)[0] as string);
+  const { value } = await gateway.keys.create({ account: 'demo', tier, label: DEMO_LABEL });
+  return value;
+}
+
+async function devnetOnly(args: ParsedArgs): Promise<number> {
+  const config = await loadConfig(defaultConfigPath(option(args, 'config')));
+  const devnet = await startConfigDevnet(config);
+  out(`devnet running: ${devnet.nodes.size} nodes${devnet.controlUrl === undefined ? '' : `, control ${devnet.controlUrl}`}`);
+  for (const n of devnet.nodes.values()) out(`  ${n.name.padEnd(22)} ${n.family.padEnd(9)} ${n.role.padEnd(8)} ${n.url}`);
+  const stop = (): void => void devnet.close().then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return new Promise<number>(() => undefined);
+}
+
+async function checkConfig(args: ParsedArgs): Promise<number> {
+  const file = defaultConfigPath(args.positional[0] ?? option(args, 'config'));
+  const config = await loadConfig(file);
+  out(`${config.file}: ok (${Object.keys(config.chains).length} chain endpoints, ${Object.keys(config.tiers).length} tiers)`);
+  return 0;
+}
+
+async function keys(args: ParsedArgs): Promise<number> {
+  const [, sub, ref] = args.positional;
+  const config = await loadConfig(defaultConfigPath(option(args, 'config')));
+  const store = await FileKeyStore.open(config.store.path);
+  const service = new KeyService(store, config.tiers, config.keys.rotationGraceSeconds);
+  const needRef = (): string => {
+    if (ref === undefined) throw new UsageError(`keys ${sub} needs a key id or prefix`);
+    return ref;
+  };
+  const show = (v: ReturnType<typeof keyView>): void => {
+    for (const [k, val] of Object.entries(v))
+      out(`${k.padEnd(12)} ${typeof val === 'object' && val !== null ? JSON.stringify(val) : String(val)}`);
+  };
+  try {
+    switch (sub) {
+      case 'create': {
+        const archive = option(args, 'archive');
+        const { record, value } = await service.create({
+          account: option(args, 'account'),
+          tier: option(args, 'tier'),
+          label: option(args, 'label'),
+          chains: option(args, 'chains'),
+          archive: archive === undefined ? undefined : archive === 'true' ? true : archive === 'false' ? false : archive,
+          allow: option(args, 'allow'),
+          deny: option(args, 'deny'),
+          expiresAt: option(args, 'expires'),
+        });
+        show(keyView(record));
+        out('');
+        out('The key is shown once and cannot be recovered; store it now:');
+        out(value);
+        return 0;
+      }
+      case 'list': {
+        const account = option(args, 'account');
+        const list = (await store.list(account === undefined ? {} : { account })).map((r) => keyView(r));
+        if (args.options.has('json')) out(JSON.stringify(list, null, 2));
+        else {
+          out(
+            `${'ID'.padEnd(18)} ${'PREFIX'.padEnd(10)} ${'ACCOUNT'.padEnd(16)} ${'TIER'.padEnd(11)} ${'STATE'.padEnd(8)} ${'LAST USED'.padEnd(24)} LABEL`,
+          );
+          for (const k of list) {
+            out(
+              `${k.id.padEnd(18)} ${k.prefix.padEnd(10)} ${k.account.padEnd(16)} ${k.tier.padEnd(11)} ${k.state.padEnd(8)} ${(k.lastUsedAt ?? '-').padEnd(24)} ${k.label}`,
+            );
+          }
+        }
+        return 0;
+      }
+      case 'show': {
+        const record = await store.get(needRef());
+        if (record === undefined) throw new KeyNotFoundError(needRef());
+        show(keyView(record));
+        return 0;
+      }
+      case 'revoke': {
+        show(keyView(await service.revoke(needRef())));
+        return 0;
+      }
+      case 'rotate': {
+        const grace = option(args, 'grace');
+        if (grace !== undefined && !/^\d+$/.test(grace)) throw new UsageError('--grace must be a number of seconds');
+        const { record, value } = await service.rotate(needRef(), grace === undefined ? undefined : Number(grace));
+        show(keyView(record));
+        out('');
+        out('The new key is shown once; the old one works until its grace ends:');
+        out(value);
+        return 0;
+      }
+      case 'usage': {
+        const record = await store.get(needRef());
+        if (record === undefined) throw new KeyNotFoundError(needRef());
+        const since = option(args, 'since') ?? '';
+        const rows = ((await readUsageFile(usagePathFor(config.store.path)))[record.id] ?? []).filter((r) => r.day >= since);
+        out(`${'DAY'.padEnd(11)} ${'CHAIN'.padEnd(18)} ${'CALLS'.padStart(10)} ${'ERRORS'.padStart(8)} ${'LIMITED'.padStart(8)}`);
+        for (const r of rows) {
+          out(
+            `${r.day.padEnd(11)} ${r.chain.padEnd(18)} ${String(r.calls).padStart(10)} ${String(r.errors).padStart(8)} ${String(r.limited).padStart(8)}`,
+          );
+        }
+        return 0;
+      }
+      default:
+        throw new UsageError(`unknown keys command "${sub ?? ''}" (create, list, show, revoke, rotate, usage)`);
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const command = argv[0];
+  try {
+    const args = parseArgs(
+      argv,
+      ['config', 'account', 'tier', 'label', 'chains', 'archive', 'allow', 'deny', 'expires', 'grace', 'since'],
+      ['devnet', 'json', 'help'],
+    );
+    if (command === undefined || command === 'help' || args.options.has('help')) {
+      out(HELP);
+      return 0;
+    }
+    switch (command) {
+      case 'serve':
+        return await serve(args);
+      case 'devnet':
+        return await devnetOnly(args);
+      case 'check-config':
+        return await checkConfig(args);
+      case 'keys':
+        return await keys(args);
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      return 1;
+    }
+    if (err instanceof UsageError || err instanceof KeyInputError || err instanceof KeyNotFoundError) {
+      process.stderr.write(`noderouter: ${err.message}\n`);
+      if (err instanceof UsageError) process.stderr.write(`\n${HELP}`);
+      return 2;
+    }
+    throw err;
+  }
+}

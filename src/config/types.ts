@@ -1,0 +1,112 @@
+// The typed, validated, frozen configuration the rest of the gateway reads.
+// Produced only by schema.ts; nothing downstream sees raw YAML.
+
+import type { NodeRole } from '../plugin.js';
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+export type StrategyName = 'round-robin' | 'weighted' | 'least-latency' | 'priority';
+
+export interface ServerConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly adminHost: string;
+  readonly adminPort: number;
+  /** Base URL printed for endpoints; defaults to http://host:port. */
+  readonly publicUrl: string | undefined;
+  readonly maxBodyBytes: number;
+  /** Deadline for one client request, every retry included. */
+  readonly requestTimeoutMs: number;
+}
+
+export interface StoreConfig {
+  readonly kind: 'file';
+  /** Absolute path of the key file. */
+  readonly path: string;
+}
+
+export interface KeysConfig {
+  readonly cacheTtlMs: number;
+  readonly cacheMaxEntries: number;
+  readonly negativeTtlMs: number;
+  readonly rotationGraceSeconds: number;
+}
+
+/** Limits of a subscription tier; Infinity stands for `unlimited`. */
+export interface TierConfig {
+  readonly name: string;
+  /** Sustained calls per second. */
+  readonly rate: number;
+  /** Calls that may arrive at once above the sustained rate. */
+  readonly burst: number;
+  readonly daily: number;
+  readonly monthly: number;
+  readonly maxBatch: number;
+  readonly archive: boolean;
+  readonly wsConnections: number;
+}
+
+export interface NodeConfig {
+  readonly name: string;
+  readonly url: string;
+  readonly role: NodeRole;
+  readonly weight: number;
+  /** Lower is preferred by the `priority` strategy; 0 = primary. */
+  readonly priority: number;
+}
+
+export interface HealthConfig {
+  readonly intervalMs: number;
+  readonly timeoutMs: number;
+  /** Blocks behind the best head before a node leaves rotation. */
+  readonly maxLag: number;
+  /** Consecutive failed probes before a node leaves rotation. */
+  readonly failAfter: number;
+}
+
+export interface BreakerConfig {
+  /** Percentage of failed calls in the rolling window that opens the breaker. */
+  readonly errorThresholdPercentage: number;
+  /** Calls in the window before the percentage is judged. */
+  readonly volumeThreshold: number;
+  readonly rollingWindowMs: number;
+  /** Time open before one trial call is let through (half-open). */
+  readonly resetTimeoutMs: number;
+}
+
+export interface ChainConfig {
+  readonly name: string;
+  readonly plugin: string;
+  /** Chain endpoints serving one blockchain share a network name (hub's RPC and REST). */
+  readonly network: string;
+  readonly route: { readonly path: string | undefined; readonly host: string | undefined };
+  /** Only archive nodes serve this endpoint (the spec's archive REST variant). */
+  readonly archiveOnly: boolean;
+  readonly strategy: StrategyName;
+  /** Timeout of one attempt on one node. */
+  readonly attemptTimeoutMs: number;
+  readonly maxAttempts: number;
+  readonly health: HealthConfig;
+  readonly breaker: BreakerConfig;
+  readonly options: Readonly<Record<string, unknown>>;
+  readonly nodes: readonly NodeConfig[];
+}
+
+export interface DevnetConfig {
+  readonly blockTimeMs: number;
+  readonly fullRetention: number;
+  readonly startHeight: number;
+  readonly controlPort: number;
+}
+
+export interface GatewayConfig {
+  /** Absolute path of the file this was read from ('' when built in code). */
+  readonly file: string;
+  readonly server: ServerConfig;
+  readonly log: { readonly level: LogLevel };
+  readonly admin: { readonly token: string | undefined };
+  readonly store: StoreConfig;
+  readonly keys: KeysConfig;
+  readonly tiers: Readonly<Record<string, TierConfig>>;
+  readonly devnet: DevnetConfig;
+  readonly chains: Readonly<Record<string, ChainConfig>>;
+}

@@ -1,0 +1,162 @@
+// Assembling and running a gateway from a validated config: key store and cache,
+// usage and admission, one runtime per chain endpoint, the traffic and admin
+// listeners. `start` returns a serving gateway; `close` releases everything in
+// reverse order after in-flight requests have drained.
+
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { FileKeyStore } from './auth/file-key-store.js';
+import { KeyCache } from './auth/key-cache.js';
+import { KeyService } from './auth/key-service.js';
+import type { KeyStore } from './auth/key-store.js';
+import { closeChainRuntime, createChainRuntime, type ChainRuntime } from './chain-runtime.js';
+import type { GatewayConfig } from './config/types.js';
+import { createAdminApp, type Lifecycle } from './http/admin-app.js';
+import { EndpointTable } from './http/endpoints.js';
+import { createGatewayApp } from './http/gateway-app.js';
+import { Pipeline } from './http/pipeline.js';
+import { createLogger, type Logger } from './log.js';
+import { Metrics } from './metrics/metrics.js';
+import { loadedPlugin } from './plugin-loader.js';
+import { Admitter } from './quota/admission.js';
+import { UsageBook } from './quota/usage.js';
+import { UsageFile, usagePathFor } from './quota/usage-file.js';
+
+export interface GatewayOptions {
+  readonly logger?: Logger;
+  /** Clock for limits and key expiry (tests move it). */
+  readonly now?: () => number;
+  /** Wait at most this long for the first health probes before serving. */
+  readonly firstProbeWaitMs?: number;
+}
+
+function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}
+
+function urlOf(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+export class Gateway {
+  private lifecycle: Lifecycle = 'starting';
+  private chains: ChainRuntime[] = [];
+  private table: EndpointTable<ChainRuntime> = new EndpointTable([]);
+  private readonly servers: Server[] = [];
+  url = '';
+  adminUrl = '';
+
+  private constructor(
+    readonly config: GatewayConfig,
+    readonly logger: Logger,
+    readonly metrics: Metrics,
+    readonly store: KeyStore,
+    readonly keys: KeyService,
+    readonly usage: UsageBook,
+    private readonly usageFile: UsageFile,
+  ) {}
+
+  static async start(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
+    const logger = options.logger ?? createLogger(config.log.level);
+    const now = options.now ?? Date.now;
+    const metrics = new Metrics();
+    const store = await FileKeyStore.open(config.store.path, { live: true });
+    const usage = new UsageBook();
+    const usageFile = new UsageFile(usage, usagePathFor(config.store.path));
+    await usageFile.load();
+    usageFile.start();
+    const gw = new Gateway(
+      config,
+      logger,
+      metrics,
+      store,
+      new KeyService(store, config.tiers, config.keys.rotationGraceSeconds),
+      usage,
+      usageFile,
+    );
+
+    gw.chains = Object.values(config.chains).map((c) => createChainRuntime(c, loadedPlugin(c.plugin), metrics, logger));
+    gw.table = new EndpointTable(gw.chains.map((rt) => ({ path: rt.config.route.path, host: rt.config.route.host, target: rt })));
+    metrics.watchPools(() => gw.chains.map((c) => c.pool));
+
+    const keyCache = new KeyCache(
+      store,
+      { ttlMs: config.keys.cacheTtlMs, maxEntries: config.keys.cacheMaxEntries, negativeTtlMs: config.keys.negativeTtlMs },
+      { hit: () => metrics.keyCache.inc({ result: 'hit' }), miss: () => metrics.keyCache.inc({ result: 'miss' }) },
+      now,
+    );
+    const pipeline = new Pipeline({
+      keys: keyCache,
+      admitter: new Admitter(usage, now),
+      usage,
+      tiers: config.tiers,
+      metrics,
+      logger,
+      maxBodyBytes: config.server.maxBodyBytes,
+      requestTimeoutMs: config.server.requestTimeoutMs,
+      now,
+      touch: (id, at) => store.touch(id, at),
+    });
+    const app = createGatewayApp({ endpoints: () => gw.table, pipeline, metrics, logger, draining: () => gw.lifecycle === 'draining' });
+    const admin = createAdminApp({
+      chains: () => gw.chains,
+      metrics,
+      lifecycle: () => gw.lifecycle,
+      keys: gw.keys,
+      usage,
+      adminToken: config.admin.token,
+      maxBodyBytes: 64 * 1024,
+    });
+
+    const firstProbes = Promise.all(gw.chains.map((c) => c.prober.probeAll()));
+    for (const c of gw.chains) c.prober.start();
+    await Promise.race([firstProbes, new Promise((r) => setTimeout(r, options.firstProbeWaitMs ?? 3_000).unref())]);
+
+    const traffic = createServer({ keepAliveTimeout: 65_000, headersTimeout: 20_000, requestTimeout: 60_000 }, app.callback());
+    const adminServer = createServer(admin.callback());
+    gw.servers.push(traffic, adminServer);
+    const t = await listen(traffic, config.server.host, config.server.port);
+    const a = await listen(adminServer, config.server.adminHost, config.server.adminPort);
+    gw.url = config.server.publicUrl ?? urlOf(config.server.host, t.port);
+    gw.adminUrl = urlOf(config.server.adminHost, a.port);
+    gw.lifecycle = 'ready';
+    logger.info('gateway listening', { event: 'start', url: gw.url, admin: gw.adminUrl, chains: gw.chains.length });
+    return gw;
+  }
+
+  /** Every chain endpoint's public URL, in config order. */
+  endpoints(): Array<{ chain: string; plugin: string; url: string }> {
+    return this.chains.map((c) => ({
+      chain: c.name,
+      plugin: c.config.plugin,
+      url: `${c.config.route.host !== undefined ? `http://${c.config.route.host}` : this.url}${c.config.route.path ?? ''}`,
+    }));
+  }
+
+  runtimes(): readonly ChainRuntime[] {
+    return this.chains;
+  }
+
+  async close(): Promise<void> {
+    if (this.lifecycle === 'draining') return;
+    this.lifecycle = 'draining';
+    await Promise.all(this.servers.map(closeServer));
+    await Promise.all(this.chains.map(closeChainRuntime));
+    await this.usageFile.close();
+    await this.store.close();
+    this.logger.info('gateway stopped', { event: 'stop' });
+  }
+}

@@ -1,0 +1,81 @@
+// The admin listener: health (liveness, readiness, per-chain pool state), /metrics,
+// and the key API behind the admin token. Kept off the traffic port so operators
+// can firewall it.
+
+import Router from '@koa/router';
+import Koa from 'koa';
+import type { ChainRuntime } from '../chain-runtime.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { KeyService } from '../auth/key-service.js';
+import type { UsageBook } from '../quota/usage.js';
+import { tokenMatcher } from './admin-auth.js';
+import { mountKeyApi } from './keys-api.js';
+
+export type Lifecycle = 'starting' | 'ready' | 'draining';
+
+export interface AdminAppDeps {
+  readonly chains: () => readonly ChainRuntime[];
+  readonly metrics: Metrics;
+  readonly lifecycle: () => Lifecycle;
+  readonly keys: KeyService;
+  readonly usage: UsageBook;
+  readonly adminToken: string | undefined;
+  readonly maxBodyBytes: number;
+}
+
+function poolState(rt: ChainRuntime): object {
+  return {
+    chain: rt.name,
+    plugin: rt.config.plugin,
+    strategy: rt.config.strategy,
+    head: rt.pool.view.head ?? null,
+    usable: rt.pool.hasUsableNode(),
+    nodes: rt.pool.nodes.map((n) => ({
+      name: n.name,
+      role: n.role,
+      inRotation: n.inRotation,
+      reason: n.outReason || null,
+      head: n.head ?? null,
+      earliest: n.earliest ?? null,
+      lag: n.lag,
+      breaker: n.breakerState,
+      latencyMs: n.ewmaMs === undefined ? null : Math.round(n.ewmaMs * 100) / 100,
+    })),
+  };
+}
+
+export function createAdminApp(deps: AdminAppDeps): Koa {
+  const app = new Koa();
+  app.silent = true;
+  const router = new Router();
+
+  router.get('/health/live', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  router.get('/health/ready', (ctx) => {
+    const state = deps.lifecycle();
+    const unusable = deps
+      .chains()
+      .filter((c) => !c.pool.hasUsableNode())
+      .map((c) => c.name);
+    const ready = state === 'ready' && unusable.length === 0;
+    ctx.status = ready ? 200 : 503;
+    ctx.body = { status: ready ? 'ready' : 'not ready', lifecycle: state, chainsWithoutNodes: unusable };
+  });
+  router.get('/health/chains', (ctx) => {
+    ctx.body = { chains: deps.chains().map(poolState) };
+  });
+  router.get('/metrics', async (ctx) => {
+    ctx.type = deps.metrics.registry.contentType;
+    ctx.body = await deps.metrics.registry.metrics();
+  });
+
+  mountKeyApi(router, { keys: deps.keys, usage: deps.usage, authorized: tokenMatcher(deps.adminToken), maxBodyBytes: deps.maxBodyBytes });
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  app.use((ctx) => {
+    ctx.status = 404;
+    ctx.body = { error: { code: 'NOT_FOUND', message: 'No such admin route' } };
+  });
+  return app;
+}

@@ -1,0 +1,88 @@
+// The Koa app for chain traffic: request id, endpoint lookup, then the pipeline.
+// `createGatewayApp` does no I/O, so tests can drive `app.callback()` directly.
+// The endpoint table is read through a function so a reload can swap it.
+
+import { randomUUID } from 'node:crypto';
+import Koa from 'koa';
+import type { ChainRuntime } from '../chain-runtime.js';
+import { GatewayError, isGatewayError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { restErrorText } from './answers.js';
+import type { EndpointTable } from './endpoints.js';
+import { outcomeOf, type Pipeline, type RequestOutcome } from './pipeline.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface GatewayAppDeps {
+  readonly endpoints: () => EndpointTable<ChainRuntime>;
+  readonly pipeline: Pipeline;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  /** True while shutting down: requests still arriving on kept-alive connections get 503. */
+  readonly draining: () => boolean;
+}
+
+export function createGatewayApp(deps: GatewayAppDeps): Koa {
+  const app = new Koa();
+  app.silent = true;
+  app.proxy = false;
+  const { metrics, logger } = deps;
+
+  app.use(async (ctx) => {
+    const started = performance.now();
+    const given = ctx.req.headers['x-request-id'];
+    const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    ctx.set('x-request-id', requestId);
+    const routed = deps.endpoints().match(ctx.req.headers.host, ctx.path);
+    if (routed === undefined) {
+      const e = new GatewayError('ENDPOINT_NOT_FOUND');
+      ctx.status = e.status;
+      ctx.type = 'application/json';
+      ctx.body = restErrorText(e);
+      return;
+    }
+    if (deps.draining()) {
+      const e = new GatewayError('UNAVAILABLE', { message: 'Gateway is shutting down' });
+      ctx.status = e.status;
+      ctx.set('connection', 'close');
+      ctx.set('retry-after', '1');
+      ctx.type = 'application/json';
+      ctx.body = restErrorText(e);
+      return;
+    }
+    const chain = routed.target;
+    const result: RequestOutcome = { label: 'other', outcome: 'ok', key: undefined };
+    const gauge = metrics.inFlight.labels(chain.name);
+    gauge.inc();
+    try {
+      await deps.pipeline.handle(ctx, chain, routed.rest, result);
+    } catch (err) {
+      // A bug, not a client's doing: answer 502 in the endpoint's style and log it.
+      const e = isGatewayError(err) ? err : new GatewayError('UPSTREAM_FAILED', { cause: err });
+      result.outcome = outcomeOf(e);
+      ctx.status = e.status;
+      ctx.type = 'application/json';
+      ctx.body = restErrorText(e);
+      logger.error('request failed unexpectedly', { requestId, chain: chain.name, error: (err as Error).stack ?? String(err) });
+    } finally {
+      gauge.dec();
+      const seconds = (performance.now() - started) / 1000;
+      metrics.requests.inc({ chain: chain.name, method: result.label, outcome: result.outcome, transport: 'http' });
+      metrics.duration.observe({ chain: chain.name, method: result.label, outcome: result.outcome }, seconds);
+      if (logger.enabled('info')) {
+        logger.info('request', {
+          requestId,
+          chain: chain.name,
+          method: result.label,
+          status: ctx.status,
+          outcome: result.outcome,
+          ms: Math.round(seconds * 1e4) / 10,
+          key: result.key?.prefix,
+          keyId: result.key?.id,
+        });
+      }
+    }
+  });
+  return app;
+}

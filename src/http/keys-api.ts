@@ -1,0 +1,82 @@
+// The admin key API: create (the value is in this answer and nowhere else), list,
+// show, revoke, rotate and usage. Every route needs the admin token; with no token
+// configured the API is closed.
+
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { KeyInputError, type KeyService } from '../auth/key-service.js';
+import { KeyNotFoundError } from '../auth/key-store.js';
+import type { UsageBook } from '../quota/usage.js';
+import { readBody } from './body.js';
+import { keyView } from './key-view.js';
+
+export interface KeyApiDeps {
+  readonly keys: KeyService;
+  readonly usage: UsageBook;
+  readonly authorized: (header: string | undefined) => boolean;
+  readonly maxBodyBytes: number;
+}
+
+function problem(ctx: Context, status: number, code: string, message: string): void {
+  ctx.status = status;
+  ctx.body = { error: { code, message } };
+}
+
+async function jsonBody(ctx: Context, max: number): Promise<Record<string, unknown>> {
+  const raw = await readBody(ctx.req, max);
+  if (raw.length === 0) return {};
+  const v = JSON.parse(raw.toString('utf8')) as unknown;
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new KeyInputError('body must be a JSON object');
+  return v as Record<string, unknown>;
+}
+
+export function mountKeyApi(router: Router, deps: KeyApiDeps): void {
+  const guard = async (ctx: Context, next: () => Promise<unknown>): Promise<void> => {
+    if (!deps.authorized(ctx.get('authorization') || undefined)) {
+      ctx.set('www-authenticate', 'Bearer');
+      return problem(ctx, 401, 'UNAUTHORIZED', 'Admin token required: Authorization: Bearer <token>');
+    }
+    try {
+      await next();
+    } catch (err) {
+      if (err instanceof KeyNotFoundError) return problem(ctx, 404, 'KEY_NOT_FOUND', err.message);
+      if (err instanceof KeyInputError) return problem(ctx, 400, 'INVALID_INPUT', err.message);
+      if (err instanceof SyntaxError) return problem(ctx, 400, 'INVALID_JSON', 'body is not valid JSON');
+      throw err;
+    }
+  };
+
+  router.use('/admin', guard);
+  router.get('/admin/keys', async (ctx) => {
+    const account = typeof ctx.query.account === 'string' ? ctx.query.account : undefined;
+    const list = await deps.keys.store.list(account === undefined ? {} : { account });
+    const now = Date.now();
+    ctx.body = { keys: list.map((r) => keyView(r, now)) };
+  });
+  router.post('/admin/keys', async (ctx) => {
+    const { record, value } = await deps.keys.create(await jsonBody(ctx, deps.maxBodyBytes));
+    ctx.status = 201;
+    ctx.set('cache-control', 'no-store');
+    ctx.body = { key: value, record: keyView(record) };
+  });
+  router.get('/admin/keys/:id', async (ctx) => {
+    const record = await deps.keys.store.get(ctx.params.id as string);
+    if (record === undefined) return problem(ctx, 404, 'KEY_NOT_FOUND', `no key with id or prefix "${ctx.params.id}"`);
+    ctx.body = { record: keyView(record) };
+  });
+  router.post('/admin/keys/:id/revoke', async (ctx) => {
+    ctx.body = { record: keyView(await deps.keys.revoke(ctx.params.id as string)) };
+  });
+  router.post('/admin/keys/:id/rotate', async (ctx) => {
+    const body = await jsonBody(ctx, deps.maxBodyBytes);
+    const { record, value } = await deps.keys.rotate(ctx.params.id as string, body.graceSeconds);
+    ctx.set('cache-control', 'no-store');
+    ctx.body = { key: value, record: keyView(record) };
+  });
+  router.get('/admin/keys/:id/usage', async (ctx) => {
+    const record = await deps.keys.store.get(ctx.params.id as string);
+    if (record === undefined) return problem(ctx, 404, 'KEY_NOT_FOUND', `no key with id or prefix "${ctx.params.id}"`);
+    const since = typeof ctx.query.since === 'string' ? ctx.query.since : '';
+    ctx.body = { id: record.id, usage: deps.usage.rows(record.id, since) };
+  });
+}

@@ -1,0 +1,130 @@
+// Byte-exact views into JSON text that JSON.parse has already accepted (or that we
+// validate separately): the raw text of each batch member and of an object's member.
+// JSON-RPC ids must come back exactly as sent (`18446744073709551615`, `"\u0041"`),
+// which a round trip through JS values cannot promise.
+
+const QUOTE = 34;
+const BACKSLASH = 92;
+const OPEN_BRACE = 123;
+const CLOSE_BRACE = 125;
+const OPEN_BRACKET = 91;
+const CLOSE_BRACKET = 93;
+const COMMA = 44;
+const COLON = 58;
+
+function isWs(c: number): boolean {
+  return c === 32 || c === 10 || c === 13 || c === 9;
+}
+
+export function skipWs(s: string, i: number): number {
+  while (i < s.length && isWs(s.charCodeAt(i))) i++;
+  return i;
+}
+
+/** Index just past the string literal whose opening quote is at i, or -1. */
+function skipString(s: string, i: number): number {
+  let j = i + 1;
+  for (;;) {
+    const q = s.indexOf('"', j);
+    if (q < 0) return -1;
+    let bs = 0;
+    for (let k = q - 1; k > i && s.charCodeAt(k) === BACKSLASH; k--) bs++;
+    if (bs % 2 === 0) return q + 1;
+    j = q + 1;
+  }
+}
+
+/** Index just past the JSON value starting at i (no leading whitespace), or -1. */
+export function skipValue(s: string, i: number): number {
+  const c = s.charCodeAt(i);
+  if (c === QUOTE) return skipString(s, i);
+  if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+    let depth = 0;
+    for (let j = i; j < s.length; j++) {
+      const d = s.charCodeAt(j);
+      if (d === QUOTE) {
+        j = skipString(s, j);
+        if (j < 0) return -1;
+        j--;
+      } else if (d === OPEN_BRACE || d === OPEN_BRACKET) depth++;
+      else if (d === CLOSE_BRACE || d === CLOSE_BRACKET) {
+        depth--;
+        if (depth === 0) return j + 1;
+      }
+    }
+    return -1;
+  }
+  let j = i;
+  while (j < s.length) {
+    const d = s.charCodeAt(j);
+    if (d === COMMA || d === CLOSE_BRACE || d === CLOSE_BRACKET || isWs(d)) break;
+    j++;
+  }
+  return j > i ? j : -1;
+}
+
+/** Raw text of each member of a top-level JSON array, or undefined when `s` is not one. */
+export function splitArray(s: string): string[] | undefined {
+  let i = skipWs(s, 0);
+  if (s.charCodeAt(i) !== OPEN_BRACKET) return undefined;
+  const out: string[] = [];
+  i = skipWs(s, i + 1);
+  if (s.charCodeAt(i) === CLOSE_BRACKET) return skipWs(s, i + 1) === s.length ? out : undefined;
+  for (;;) {
+    const end = skipValue(s, i);
+    if (end < 0) return undefined;
+    out.push(s.slice(i, end));
+    i = skipWs(s, end);
+    const c = s.charCodeAt(i);
+    if (c === COMMA) {
+      i = skipWs(s, i + 1);
+      continue;
+    }
+    if (c === CLOSE_BRACKET) return skipWs(s, i + 1) === s.length ? out : undefined;
+    return undefined;
+  }
+}
+
+/** Raw text of the top-level member `name` of a JSON object's text, or undefined. */
+export function memberRaw(s: string, name: string): string | undefined {
+  let i = skipWs(s, 0);
+  if (s.charCodeAt(i) !== OPEN_BRACE) return undefined;
+  i = skipWs(s, i + 1);
+  while (i < s.length && s.charCodeAt(i) === QUOTE) {
+    const keyEnd = skipString(s, i);
+    if (keyEnd < 0) return undefined;
+    const rawKey = s.slice(i + 1, keyEnd - 1);
+    i = skipWs(s, keyEnd);
+    if (s.charCodeAt(i) !== COLON) return undefined;
+    i = skipWs(s, i + 1);
+    const end = skipValue(s, i);
+    if (end < 0) return undefined;
+    const key = rawKey.includes('\\') ? (JSON.parse(`"${rawKey}"`) as string) : rawKey;
+    if (key === name) return s.slice(i, end);
+    i = skipWs(s, end);
+    if (s.charCodeAt(i) !== COMMA) return undefined;
+    i = skipWs(s, i + 1);
+  }
+  return undefined;
+}
+
+/** Maximum nesting depth of a JSON text (strings skipped); -1 when unbalanced. */
+export function nestingDepth(s: string, limit: number): number {
+  let depth = 0;
+  let max = 0;
+  for (let j = 0; j < s.length; j++) {
+    const d = s.charCodeAt(j);
+    if (d === QUOTE) {
+      j = skipString(s, j);
+      if (j < 0) return -1;
+      j--;
+    } else if (d === OPEN_BRACE || d === OPEN_BRACKET) {
+      depth++;
+      if (depth > max) {
+        max = depth;
+        if (max > limit) return max;
+      }
+    } else if (d === CLOSE_BRACE || d === CLOSE_BRACKET) depth--;
+  }
+  return depth === 0 ? max : -1;
+}

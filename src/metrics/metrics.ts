@@ -1,0 +1,147 @@
+// Every metric the gateway exports, declared here once with its help text, in one
+// registry. Labels come from small fixed sets (chain, node, method label, outcome,
+// tier, reason): never a key, account, address or URL. Node state gauges are read
+// from the live pools at scrape time, so they are never stale or half-updated.
+
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { NodePool } from '../pool/pool.js';
+
+const BREAKER_VALUE = { closed: 0, 'half-open': 1, open: 2 } as const;
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export class Metrics {
+  readonly registry = new Registry();
+  private pools: () => Iterable<NodePool> = () => [];
+
+  readonly requests = new Counter({
+    name: 'noderouter_requests_total',
+    help: 'Client requests answered, by chain endpoint, method label (a batch: its first item), outcome (ok, chain_error or an error code) and transport.',
+    labelNames: ['chain', 'method', 'outcome', 'transport'] as const,
+    registers: [this.registry],
+  });
+
+  readonly duration = new Histogram({
+    name: 'noderouter_request_duration_seconds',
+    help: 'Time from receiving a client request to answering it, by chain endpoint, method label (first item of a batch) and outcome.',
+    labelNames: ['chain', 'method', 'outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly inFlight = new Gauge({
+    name: 'noderouter_requests_in_flight',
+    help: 'Client requests being handled right now, by chain endpoint.',
+    labelNames: ['chain'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstream = new Counter({
+    name: 'noderouter_upstream_requests_total',
+    help: 'Requests sent to nodes, by chain, node and outcome (ok, chain-error, pruned, failure, timeout, throttled).',
+    labelNames: ['chain', 'node', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamDuration = new Histogram({
+    name: 'noderouter_upstream_duration_seconds',
+    help: 'Time a node took to answer one request, by chain and node.',
+    labelNames: ['chain', 'node'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly retries = new Counter({
+    name: 'noderouter_retries_total',
+    help: 'Calls moved to another node, by chain and reason (failure, throttled, pruned = archive fallback).',
+    labelNames: ['chain', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly archiveCalls = new Counter({
+    name: 'noderouter_archive_calls_total',
+    help: 'Calls classified as needing archive state, by chain.',
+    labelNames: ['chain'] as const,
+    registers: [this.registry],
+  });
+
+  readonly rejections = new Counter({
+    name: 'noderouter_rejections_total',
+    help: 'Calls refused by limits, by chain, tier and reason (rate, daily, monthly, batch).',
+    labelNames: ['chain', 'tier', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly keyCache = new Counter({
+    name: 'noderouter_key_cache_lookups_total',
+    help: 'API key lookups by the key cache, by result (hit or miss; a miss asks the store).',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly transitions = new Counter({
+    name: 'noderouter_node_transitions_total',
+    help: 'Nodes leaving (to="out") or re-entering (to="in") rotation, by chain and node.',
+    labelNames: ['chain', 'node', 'to'] as const,
+    registers: [this.registry],
+  });
+
+  readonly breakerTransitions = new Counter({
+    name: 'noderouter_breaker_transitions_total',
+    help: 'Circuit breaker state changes, by chain, node and new state.',
+    labelNames: ['chain', 'node', 'state'] as const,
+    registers: [this.registry],
+  });
+
+  readonly probes = new Counter({
+    name: 'noderouter_health_probes_total',
+    help: 'Health probes sent to nodes, by chain, node and result (ok or failed).',
+    labelNames: ['chain', 'node', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly configReloads = new Counter({
+    name: 'noderouter_config_reloads_total',
+    help: 'Configuration reloads, by result (ok or failed).',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'noderouter_' });
+    const nodeGauge = (name: string, help: string, read: (pool: NodePool) => Array<[string, number | undefined]>): void => {
+      const metrics = this;
+      new Gauge({
+        name,
+        help,
+        labelNames: ['chain', 'node'] as const,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          for (const pool of metrics.pools()) {
+            for (const [node, value] of read(pool)) if (value !== undefined) this.set({ chain: pool.chain, node }, value);
+          }
+        },
+      });
+    };
+    nodeGauge('noderouter_node_up', 'Whether a node is in rotation (1) or out (0): probes pass and it keeps up with the head.', (p) =>
+      p.nodes.map((n) => [n.name, n.inRotation ? 1 : 0]),
+    );
+    nodeGauge('noderouter_node_head_height', 'Head height a node reported at its last good probe.', (p) =>
+      p.nodes.map((n) => [n.name, n.head]),
+    );
+    nodeGauge('noderouter_node_lag_blocks', 'Blocks a node is behind the best head of its chain endpoint.', (p) =>
+      p.nodes.map((n) => [n.name, n.lag]),
+    );
+    nodeGauge('noderouter_breaker_state', 'Circuit breaker state per node: 0 closed, 1 half-open, 2 open.', (p) =>
+      p.nodes.map((n) => [n.name, BREAKER_VALUE[n.breakerState]]),
+    );
+    nodeGauge('noderouter_node_latency_ewma_seconds', 'Smoothed latency of successful calls per node (what least-latency uses).', (p) =>
+      p.nodes.map((n) => [n.name, n.ewmaMs === undefined ? undefined : n.ewmaMs / 1000]),
+    );
+  }
+
+  /** Where node gauges read from; called again after a reload swaps the pools. */
+  watchPools(pools: () => Iterable<NodePool>): void {
+    this.pools = pools;
+  }
+}

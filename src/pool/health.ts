@@ -1,0 +1,78 @@
+// Probing a pool's nodes on an interval through the plugin's probe: a node that
+// fails `failAfter` probes in a row, or lags more than `maxLag` behind the best
+// head, leaves rotation; it returns when a probe succeeds and it has caught up.
+// One probe per node at a time, each with its own short timeout: probes never pile up.
+
+import type { ChainHandler } from '../plugin.js';
+import type { NodePool } from './pool.js';
+import type { PoolNode } from './pool-node.js';
+
+export interface ProbeEvents {
+  probed?(pool: NodePool, node: PoolNode, ok: boolean): void;
+}
+
+export class HealthProber {
+  private timer: NodeJS.Timeout | undefined;
+  private readonly inFlight = new Set<PoolNode>();
+  private round: Promise<void> | undefined;
+
+  constructor(
+    private readonly pool: NodePool,
+    private readonly handler: ChainHandler,
+    private readonly events: ProbeEvents = {},
+  ) {}
+
+  start(): void {
+    if (this.timer !== undefined) return;
+    void this.probeAll();
+    this.timer = setInterval(() => void this.probeAll(), this.pool.config.health.intervalMs).unref();
+  }
+
+  /** One probe round over every node not already being probed. */
+  probeAll(): Promise<void> {
+    this.round = Promise.all(this.pool.nodes.filter((n) => !this.inFlight.has(n)).map((n) => this.probe(n))).then(() => this.judge());
+    return this.round;
+  }
+
+  private async probe(node: PoolNode): Promise<void> {
+    this.inFlight.add(node);
+    try {
+      const head = await this.handler.probe(node.upstream, this.pool.config.health.timeoutMs);
+      node.head = head.height;
+      node.earliest = head.earliest;
+      node.headHash = head.hash;
+      node.consecutiveProbeFailures = 0;
+      this.events.probed?.(this.pool, node, true);
+    } catch {
+      node.consecutiveProbeFailures++;
+      this.events.probed?.(this.pool, node, false);
+    } finally {
+      this.inFlight.delete(node);
+    }
+  }
+
+  /** Recompute lag and rotation for every node after a round. */
+  private judge(): void {
+    this.pool.refreshView();
+    const best = this.pool.view.head;
+    const { maxLag, failAfter } = this.pool.config.health;
+    for (const node of this.pool.nodes) {
+      node.lag = best !== undefined && node.head !== undefined ? Math.max(0, best - node.head) : 0;
+      let reason = '';
+      if (node.consecutiveProbeFailures >= failAfter) reason = 'probe failed';
+      else if (node.consecutiveProbeFailures === 0 && node.lag > maxLag) reason = `lagging ${node.lag} blocks`;
+      else if (!node.inRotation && node.consecutiveProbeFailures > 0) reason = node.outReason;
+      const inRotation = reason === '';
+      if (inRotation !== node.inRotation) {
+        node.inRotation = inRotation;
+        node.outReason = reason;
+        this.pool.events.rotation?.(this.pool, node, inRotation, inRotation ? 'recovered' : reason);
+      }
+    }
+  }
+
+  stop(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}

@@ -1,0 +1,57 @@
+// Persisting the usage book beside the key file, so a restart loses nothing: read
+// at start, written atomically when changed (on an interval and at shutdown).
+
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import type { UsageBook, UsageRow } from './usage.js';
+
+export function usagePathFor(keyFile: string): string {
+  return keyFile.replace(/(\.json)?$/, '.usage.json');
+}
+
+export async function readUsageFile(path: string): Promise<Record<string, UsageRow[]>> {
+  try {
+    const data = JSON.parse(await readFile(path, 'utf8')) as { version?: number; usage?: Record<string, UsageRow[]> };
+    return data.version === 1 && data.usage !== undefined ? data.usage : {};
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw err;
+  }
+}
+
+export class UsageFile {
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly book: UsageBook,
+    readonly path: string,
+  ) {}
+
+  async load(): Promise<void> {
+    this.book.load(await readUsageFile(this.path));
+  }
+
+  start(intervalMs = 5_000): void {
+    this.timer = setInterval(() => void this.flush(), intervalMs).unref();
+  }
+
+  flush(): Promise<void> {
+    this.writing = this.writing.then(async () => {
+      if (!this.book.dirty) return;
+      this.book.dirty = false;
+      const tmp = `${this.path}.${process.pid}.tmp`;
+      try {
+        await writeFile(tmp, JSON.stringify({ version: 1, usage: this.book.snapshot() }), { mode: 0o600 });
+        await rename(tmp, this.path);
+      } catch {
+        this.book.dirty = true;
+      }
+    });
+    return this.writing;
+  }
+
+  async close(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    await this.flush();
+  }
+}

@@ -1,0 +1,254 @@
+// A whole stack for integration tests: devnet nodes on ephemeral loopback ports, a
+// config file written for them, a real gateway (traffic + admin listeners) and keys
+// created in its real file store. Everything is closed by `close()`.
+
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config/load.js';
+import { startDevnet, type Devnet, type DevnetFamily, type DevnetOptions } from '../../src/devnet/index.js';
+import { Gateway } from '../../src/gateway.js';
+import { silentLogger } from '../../src/log.js';
+
+export interface NodeSpec {
+  readonly name: string;
+  readonly role: 'full' | 'archive';
+  readonly weight?: number;
+  readonly priority?: number;
+  /** Reuse the devnet node of this name (same URL) instead of starting one. */
+  readonly sameAs?: string;
+}
+
+export interface ChainSpec {
+  readonly name: string;
+  readonly plugin: DevnetFamily;
+  readonly path: string;
+  readonly host?: string;
+  readonly network?: string;
+  readonly archiveOnly?: boolean;
+  /** Extra YAML lines under the chain (already indented by 4). */
+  readonly extra?: string;
+  readonly nodes: readonly NodeSpec[];
+}
+
+export const DEFAULT_CHAINS: readonly ChainSpec[] = [
+  {
+    name: 'l1',
+    plugin: 'evm',
+    path: '/l1',
+    nodes: [
+      { name: 'l1-full-1', role: 'full' },
+      { name: 'l1-full-2', role: 'full' },
+      { name: 'l1-archive-1', role: 'archive' },
+    ],
+  },
+  {
+    name: 'l2-rollup',
+    plugin: 'evm',
+    path: '/l2-rollup',
+    nodes: [
+      { name: 'l2-full-1', role: 'full' },
+      { name: 'l2-archive-1', role: 'archive' },
+    ],
+  },
+  {
+    name: 'objectx',
+    plugin: 'objectx',
+    path: '/objectx',
+    nodes: [
+      { name: 'objx-full-1', role: 'full' },
+      { name: 'objx-archive-1', role: 'archive' },
+    ],
+  },
+  {
+    name: 'hub-rpc',
+    plugin: 'sdk-rpc',
+    path: '/hub/rpc',
+    network: 'hub',
+    nodes: [
+      { name: 'hub-rpc-full-1', role: 'full' },
+      { name: 'hub-rpc-archive-1', role: 'archive' },
+    ],
+  },
+  {
+    name: 'hub-rest',
+    plugin: 'sdk-rest',
+    path: '/hub/rest',
+    network: 'hub',
+    nodes: [
+      { name: 'hub-rest-full-1', role: 'full' },
+      { name: 'hub-rest-archive-1', role: 'archive' },
+    ],
+  },
+  {
+    name: 'hub-rest-archive',
+    plugin: 'sdk-rest',
+    path: '/hub/rest-archive',
+    network: 'hub',
+    archiveOnly: true,
+    nodes: [{ name: 'hub-rest-archive-only', role: 'archive', sameAs: 'hub-rest-archive-1' }],
+  },
+];
+
+export const DEFAULT_TIERS = `
+  free: { rate: 10, burst: 20, daily: 100000, monthly: 1000000, maxBatch: 10, archive: false, wsConnections: 2 }
+  growth: { rate: 100, burst: 200, maxBatch: 100, archive: true }
+  enterprise: { rate: unlimited, burst: unlimited, maxBatch: 1000, archive: true }
+`;
+
+export interface StackOptions {
+  readonly chains?: readonly ChainSpec[];
+  readonly tiers?: string;
+  readonly devnet?: DevnetOptions;
+  /** Health probe interval; long by default so probes do not clutter node records. */
+  readonly probeIntervalMs?: number;
+  readonly now?: () => number;
+  /** Extra top-level YAML. */
+  readonly extraYaml?: string;
+  readonly adminToken?: string;
+}
+
+export interface Stack {
+  readonly devnet: Devnet;
+  readonly gateway: Gateway;
+  readonly dir: string;
+  readonly configFile: string;
+  /** An enterprise key (unlimited, archive). */
+  readonly key: string;
+  url(path: string): string;
+  admin(path: string): string;
+  createKey(tier: string, extra?: Record<string, unknown>): Promise<{ id: string; value: string }>;
+  close(): Promise<void>;
+}
+
+export function configYaml(
+  chains: readonly ChainSpec[],
+  urls: ReadonlyMap<string, string>,
+  opts: { tiers: string; storePath: string; probeIntervalMs: number; extraYaml?: string; adminToken?: string },
+): string {
+  const chainYaml = chains
+    .map((c) => {
+      const nodes = c.nodes
+        .map((n) => {
+          const url = urls.get(n.sameAs ?? n.name);
+          if (url === undefined) throw new Error(`no devnet node for ${n.sameAs ?? n.name}`);
+          return `      - { name: ${n.name}, url: "${url}", role: ${n.role}, weight: ${n.weight ?? 1}, priority: ${n.priority ?? 0} }`;
+        })
+        .join('\n');
+      return [
+        `  ${c.name}:`,
+        `    plugin: ${c.plugin}`,
+        `    network: ${c.network ?? c.name}`,
+        `    route: { path: ${c.path}${c.host === undefined ? '' : `, host: ${c.host}`} }`,
+        `    archiveOnly: ${c.archiveOnly === true}`,
+        `    health: { intervalMs: ${opts.probeIntervalMs}, timeoutMs: 500 }`,
+        c.extra ?? '',
+        `    nodes:`,
+        nodes,
+      ]
+        .filter((l) => l !== '')
+        .join('\n');
+    })
+    .join('\n');
+  return [
+    'server: { host: 127.0.0.1, port: 0, adminHost: 127.0.0.1, adminPort: 0 }',
+    'log: { level: silent }',
+    opts.adminToken === undefined ? '' : `admin: { token: "${opts.adminToken}" }`,
+    `store: { kind: file, path: "${opts.storePath}" }`,
+    'keys: { cacheTtlMs: 30000, negativeTtlMs: 5000 }',
+    `tiers:${opts.tiers}`,
+    opts.extraYaml ?? '',
+    'chains:',
+    chainYaml,
+    '',
+  ]
+    .filter((l) => l !== '')
+    .join('\n');
+}
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const chains = options.chains ?? DEFAULT_CHAINS;
+  const dir = await mkdtemp(join(tmpdir(), 'noderouter-test-'));
+  const specs = chains.flatMap((c) =>
+    c.nodes
+      .filter((n) => n.sameAs === undefined)
+      .map((n) => ({ network: c.network ?? c.name, family: c.plugin, name: n.name, role: n.role })),
+  );
+  const devnet = await startDevnet(specs, { blockTimeMs: 0, noControl: true, ...options.devnet });
+  const urls = new Map([...devnet.nodes.values()].map((n) => [n.name, n.url]));
+  const configFile = join(dir, 'gateway.yaml');
+  const storePath = join(dir, 'keys.json');
+  await writeFile(
+    configFile,
+    configYaml(chains, urls, {
+      tiers: options.tiers ?? DEFAULT_TIERS,
+      storePath,
+      probeIntervalMs: options.probeIntervalMs ?? 60_000,
+      extraYaml: options.extraYaml,
+      adminToken: options.adminToken,
+    }),
+  );
+  const config = await loadConfig(configFile);
+  const gateway = await Gateway.start(config, { logger: silentLogger, now: options.now });
+  const createKey = async (tier: string, extra: Record<string, unknown> = {}): Promise<{ id: string; value: string }> => {
+    const { record, value } = await gateway.keys.create({ account: 'acct-test', tier, ...extra });
+    return { id: record.id, value };
+  };
+  const { value: key } = await createKey('enterprise');
+  return {
+    devnet,
+    gateway,
+    dir,
+    configFile,
+    key,
+    url: (path) => `${gateway.url}${path}`,
+    admin: (path) => `${gateway.adminUrl}${path}`,
+    createKey,
+    close: async () => {
+      await gateway.close();
+      await devnet.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** POST a JSON-RPC body (object, array or raw text) with optional headers. */
+export async function rpc(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; text: string; json: unknown }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+export async function get(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; text: string; json: unknown }> {
+  const res = await fetch(url, { headers });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+/** Calls a devnet node received that were not health probes (probes carry no body id of ours). */
+export function clientCalls(devnet: Devnet, node: string, marker: string): number {
+  return devnet.node(node).received.filter((r) => r.body.includes(marker) || r.path.includes(marker)).length;
+}

@@ -1,0 +1,53 @@
+// The error catalogue agrees with the one error table in DESIGN.md and README.
+
+import { expect } from 'chai';
+import { readFile } from 'node:fs/promises';
+import { ERRORS, GatewayError, type ErrorCode } from '../../../src/errors.js';
+
+describe('error catalogue', () => {
+  it('gives every code its status and JSON-RPC code', () => {
+    for (const code of Object.keys(ERRORS) as ErrorCode[]) {
+      const e = new GatewayError(code);
+      expect(e.code).to.equal(code);
+      expect(e.status).to.equal(ERRORS[code].status);
+      expect(e.rpcCode).to.equal(ERRORS[code].rpc);
+      expect(e.message).to.equal(ERRORS[code].message);
+    }
+  });
+
+  it('matches the error table of the README row by row', async () => {
+    const readme = await readFile(new URL('../../../README.md', import.meta.url), 'utf8');
+    const rows = readme.split('\n').filter((l) => /^\| `[A-Z_]+` \|/.test(l));
+    const seen = new Set<string>();
+    for (const row of rows) {
+      const [, code, status, rpc] = row.split('|').map((c) => c.trim());
+      const key = (code as string).replace(/`/g, '') as ErrorCode;
+      expect(ERRORS[key], `README names unknown code ${key}`).to.not.equal(undefined);
+      expect(Number(status), key).to.equal(ERRORS[key].status);
+      expect(Number(rpc), key).to.equal(ERRORS[key].rpc);
+      seen.add(key);
+    }
+    expect([...seen].sort()).to.deep.equal(Object.keys(ERRORS).sort());
+  });
+
+  it('maps the DESIGN.md table cases to these codes', () => {
+    const table: Array<[ErrorCode, number, number]> = [
+      ['PARSE_ERROR', 400, -32700],
+      ['INVALID_REQUEST', 400, -32600],
+      ['MISSING_KEY', 401, -32016],
+      ['CONFLICTING_KEYS', 401, -32016],
+      ['INVALID_KEY', 401, -32016],
+      ['FORBIDDEN', 403, -32004],
+      ['METHOD_NOT_FOUND', 200, -32601],
+      ['RATE_LIMITED', 429, -32005],
+      ['QUOTA_EXCEEDED', 429, -32005],
+      ['BODY_TOO_LARGE', 413, -32600],
+      ['BATCH_TOO_LARGE', 413, -32600],
+      ['HEADERS_TOO_LARGE', 431, -32600],
+      ['NO_HEALTHY_NODE', 503, -32603],
+      ['UPSTREAM_FAILED', 502, -32603],
+      ['UPSTREAM_TIMEOUT', 504, -32603],
+    ];
+    for (const [code, status, rpc] of table) expect([ERRORS[code].status, ERRORS[code].rpc], code).to.deep.equal([status, rpc]);
+  });
+});
