@@ -8,7 +8,7 @@ import type { Metrics } from './metrics/metrics.js';
 import type { ChainHandler, ChainPlugin } from './plugin.js';
 import { Forwarder } from './pool/forwarder.js';
 import { HealthProber } from './pool/health.js';
-import { NodePool } from './pool/pool.js';
+import { NodePool, type PoolEvents } from './pool/pool.js';
 
 export interface ChainRuntime {
   readonly name: string;
@@ -19,9 +19,21 @@ export interface ChainRuntime {
   readonly forwarder: Forwarder;
 }
 
-export function createChainRuntime(config: ChainConfig, plugin: ChainPlugin, metrics: Metrics, logger: Logger): ChainRuntime {
+/** Same nodes and breakers: a reload may keep the live nodes with their state. */
+export function sameNodes(a: ChainConfig, b: ChainConfig): boolean {
+  return JSON.stringify([a.nodes, a.breaker]) === JSON.stringify([b.nodes, b.breaker]);
+}
+
+export function createChainRuntime(
+  config: ChainConfig,
+  plugin: ChainPlugin,
+  metrics: Metrics,
+  logger: Logger,
+  previous?: ChainRuntime,
+): ChainRuntime {
   const handler = plugin.create({ chain: config.name, options: config.options });
-  const pool = new NodePool(config, {
+  const adopt = previous !== undefined && sameNodes(previous.config, config) ? previous.pool.nodes : undefined;
+  const events: PoolEvents = {
     rotation(p, node, inRotation, reason) {
       metrics.transitions.inc({ chain: p.chain, node: node.name, to: inRotation ? 'in' : 'out' });
       logger[inRotation ? 'info' : 'warn'](inRotation ? 'node back in rotation' : 'node out of rotation', {
@@ -43,7 +55,9 @@ export function createChainRuntime(config: ChainConfig, plugin: ChainPlugin, met
         state,
       });
     },
-  });
+  };
+  const pool = new NodePool(config, events, undefined, adopt);
+  if (adopt !== undefined) pool.refreshView();
   const prober = new HealthProber(pool, handler, {
     probed(p, node, ok) {
       metrics.probes.inc({ chain: p.chain, node: node.name, result: ok ? 'ok' : 'failed' });
@@ -61,7 +75,9 @@ export function createChainRuntime(config: ChainConfig, plugin: ChainPlugin, met
   return { name: config.name, config, handler, pool, prober, forwarder };
 }
 
-export async function closeChainRuntime(rt: ChainRuntime): Promise<void> {
+/** Stop probing; close the nodes unless a successor adopted them. */
+export async function closeChainRuntime(rt: ChainRuntime, successor?: ChainRuntime): Promise<void> {
   rt.prober.stop();
+  if (successor !== undefined && successor.pool.nodes === rt.pool.nodes) return;
   await rt.pool.close();
 }

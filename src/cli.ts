@@ -3,8 +3,8 @@
 // else the one shipped with the package). Output that scripts read (the new key)
 // is always the last line.
 
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync, watch, type FSWatcher } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FileKeyStore } from './auth/file-key-store.js';
 import { KeyInputError, KeyService } from './auth/key-service.js';
@@ -68,7 +68,10 @@ async function serve(args: ParsedArgs): Promise<number> {
       out(`       -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}' ${first.url}`);
     }
   }
+  process.on('SIGHUP', () => void gateway.reload());
+  const unwatch = watchConfig(config.file, () => void gateway.reload());
   const stop = (signal: string): void => {
+    unwatch();
     gateway.logger.info('shutting down', { event: 'signal', signal });
     void gateway
       .close()
@@ -78,6 +81,27 @@ async function serve(args: ParsedArgs): Promise<number> {
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
   return new Promise<number>(() => undefined);
+}
+
+/** Calls `onChange` (debounced) when the config file is written or replaced. */
+function watchConfig(file: string, onChange: () => void): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let watcher: FSWatcher | undefined;
+  try {
+    watcher = watch(dirname(file), (_event, name) => {
+      if (name !== null && name !== basename(file)) return;
+      clearTimeout(timer);
+      // Editors write in several steps: reload once they are done.
+      timer = setTimeout(onChange, 250);
+    });
+    watcher.on('error', () => undefined);
+  } catch {
+    // Unwatchable filesystems still reload on SIGHUP.
+  }
+  return () => {
+    clearTimeout(timer);
+    watcher?.close();
+  };
 }
 
 const DEMO_LABEL = 'demo key (npm start)';

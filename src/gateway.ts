@@ -5,13 +5,17 @@
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { FileKeyStore } from './auth/file-key-store.js';
 import { KeyCache } from './auth/key-cache.js';
 import { KeyService } from './auth/key-service.js';
 import type { KeyStore } from './auth/key-store.js';
 import { closeChainRuntime, createChainRuntime, type ChainRuntime } from './chain-runtime.js';
+import { ConfigError, loadConfig } from './config/load.js';
 import type { GatewayConfig } from './config/types.js';
+import { GatewayError } from './errors.js';
 import { createAdminApp, type Lifecycle } from './http/admin-app.js';
+import { restErrorText } from './http/answers.js';
 import { EndpointTable } from './http/endpoints.js';
 import { createGatewayApp } from './http/gateway-app.js';
 import { Pipeline } from './http/pipeline.js';
@@ -40,6 +44,25 @@ function listen(server: Server, host: string, port: number): Promise<AddressInfo
   });
 }
 
+/**
+ * Requests Node's parser refuses never reach Koa (oversized headers, CR/LF in a
+ * header, conflicting lengths): answer them in the error table's shape and close.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const e = new GatewayError(err.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : 'INVALID_REQUEST', {
+    message: err.code === 'HPE_HEADER_OVERFLOW' ? undefined : 'Malformed HTTP request',
+  });
+  const body = restErrorText(e);
+  const reason = e.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  socket.end(
+    `HTTP/1.1 ${e.status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
 function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => {
     server.close(() => resolve());
@@ -59,8 +82,10 @@ export class Gateway {
   url = '';
   adminUrl = '';
 
+  private reloading: Promise<boolean> | undefined;
+
   private constructor(
-    readonly config: GatewayConfig,
+    public config: GatewayConfig,
     readonly logger: Logger,
     readonly metrics: Metrics,
     readonly store: KeyStore,
@@ -102,7 +127,7 @@ export class Gateway {
       keys: keyCache,
       admitter: new Admitter(usage, now),
       usage,
-      tiers: config.tiers,
+      tiers: () => gw.config.tiers,
       metrics,
       logger,
       maxBodyBytes: config.server.maxBodyBytes,
@@ -125,7 +150,19 @@ export class Gateway {
     for (const c of gw.chains) c.prober.start();
     await Promise.race([firstProbes, new Promise((r) => setTimeout(r, options.firstProbeWaitMs ?? 3_000).unref())]);
 
-    const traffic = createServer({ keepAliveTimeout: 65_000, headersTimeout: 20_000, requestTimeout: 60_000 }, app.callback());
+    const sc = config.server;
+    const traffic = createServer(
+      {
+        keepAliveTimeout: sc.keepAliveTimeoutMs,
+        headersTimeout: sc.headersTimeoutMs,
+        // The whole request, body included, must arrive within the client deadline.
+        requestTimeout: sc.requestTimeoutMs + sc.headersTimeoutMs,
+        maxHeaderSize: sc.maxHeaderBytes,
+      },
+      app.callback(),
+    );
+    traffic.maxConnections = sc.maxConnections;
+    traffic.on('clientError', answerClientError);
     const adminServer = createServer(admin.callback());
     gw.servers.push(traffic, adminServer);
     const t = await listen(traffic, config.server.host, config.server.port);
@@ -146,6 +183,60 @@ export class Gateway {
     }));
   }
 
+  /**
+   * Re-read the config file: the new config is validated whole, then swapped in.
+   * Unchanged chain endpoints keep their runtime; endpoints whose nodes did not change
+   * keep their nodes' health and breakers; replaced runtimes close after their
+   * in-flight calls. An invalid file is refused, logged and counted; the old config
+   * keeps serving. Listener addresses and the key store are read only at start.
+   */
+  reload(): Promise<boolean> {
+    this.reloading ??= this.doReload().finally(() => {
+      this.reloading = undefined;
+    });
+    return this.reloading;
+  }
+
+  private async doReload(): Promise<boolean> {
+    let next: GatewayConfig;
+    try {
+      next = await loadConfig(this.config.file);
+    } catch (err) {
+      this.metrics.configReloads.inc({ result: 'failed' });
+      const problems = err instanceof ConfigError ? err.problems.join('; ') : (err as Error).message;
+      this.logger.error('config reload refused; the previous config keeps serving', { event: 'reload', ok: false, problems });
+      return false;
+    }
+    const previous = new Map(this.chains.map((c) => [c.name, c]));
+    const chains = Object.values(next.chains).map((c) => {
+      const old = previous.get(c.name);
+      if (old !== undefined && JSON.stringify(old.config) === JSON.stringify(c)) return old;
+      return createChainRuntime(c, loadedPlugin(c.plugin), this.metrics, this.logger, old);
+    });
+    const retired = [...previous.values()].filter((old) => !chains.includes(old));
+    for (const c of chains) if (!previous.has(c.name) || previous.get(c.name) !== c) c.prober.start();
+    this.chains = chains;
+    this.table = new EndpointTable(chains.map((rt) => ({ path: rt.config.route.path, host: rt.config.route.host, target: rt })));
+    this.keys.configure(next.tiers, next.keys.rotationGraceSeconds);
+    const restartOnly = ['host', 'port', 'adminHost', 'adminPort'] as const;
+    if (restartOnly.some((k) => next.server[k] !== this.config.server[k]) || next.store.path !== this.config.store.path) {
+      this.logger.warn('listener addresses and the key store change only on restart', { event: 'reload' });
+    }
+    this.config = next;
+    this.logger.level = next.log.level;
+    await Promise.all(
+      retired.map((old) =>
+        closeChainRuntime(
+          old,
+          chains.find((c) => c.name === old.name),
+        ),
+      ),
+    );
+    this.metrics.configReloads.inc({ result: 'ok' });
+    this.logger.info('config reloaded', { event: 'reload', ok: true, chains: chains.length, replaced: retired.length });
+    return true;
+  }
+
   runtimes(): readonly ChainRuntime[] {
     return this.chains;
   }
@@ -154,7 +245,7 @@ export class Gateway {
     if (this.lifecycle === 'draining') return;
     this.lifecycle = 'draining';
     await Promise.all(this.servers.map(closeServer));
-    await Promise.all(this.chains.map(closeChainRuntime));
+    await Promise.all(this.chains.map((c) => closeChainRuntime(c)));
     await this.usageFile.close();
     await this.store.close();
     this.logger.info('gateway stopped', { event: 'stop' });

@@ -43,9 +43,15 @@ function patterns(v: unknown, name: string, fallback: readonly string[]): readon
 export class KeyService {
   constructor(
     readonly store: KeyStore,
-    private readonly tiers: Readonly<Record<string, TierConfig>>,
-    private readonly graceSeconds: number,
+    private tiers: Readonly<Record<string, TierConfig>>,
+    private graceSeconds: number,
   ) {}
+
+  /** After a config reload. */
+  configure(tiers: Readonly<Record<string, TierConfig>>, graceSeconds: number): void {
+    this.tiers = tiers;
+    this.graceSeconds = graceSeconds;
+  }
 
   async create(input: CreateKeyInput): Promise<{ record: KeyRecord; value: string }> {
     if (typeof input.account !== 'string' || !ACCOUNT.test(input.account)) {

@@ -11,7 +11,19 @@ const ROUTE_PATH = /^(\/[A-Za-z0-9._~-]+)+$/;
 const HOST = /^[A-Za-z0-9.-]+(:\d+)?$/;
 
 const TOP = ['server', 'log', 'admin', 'store', 'keys', 'tiers', 'devnet', 'chains'] as const;
-const SERVER = ['host', 'port', 'adminHost', 'adminPort', 'publicUrl', 'maxBodyBytes', 'requestTimeoutMs'] as const;
+const SERVER = [
+  'host',
+  'port',
+  'adminHost',
+  'adminPort',
+  'publicUrl',
+  'maxBodyBytes',
+  'maxHeaderBytes',
+  'requestTimeoutMs',
+  'headersTimeoutMs',
+  'keepAliveTimeoutMs',
+  'maxConnections',
+] as const;
 const TIER = ['rate', 'burst', 'daily', 'monthly', 'maxBatch', 'archive', 'wsConnections'] as const;
 const CHAIN = [
   'plugin',
@@ -194,7 +206,11 @@ export function validateConfig(
       adminPort: r.int(s.adminPort, 'server.adminPort', 8081, 0, 65535),
       publicUrl: r.optionalString(s.publicUrl, 'server.publicUrl')?.replace(/\/+$/, ''),
       maxBodyBytes: r.int(s.maxBodyBytes, 'server.maxBodyBytes', 1_048_576, 1024),
+      maxHeaderBytes: r.int(s.maxHeaderBytes, 'server.maxHeaderBytes', 16_384, 1024, 1_048_576),
       requestTimeoutMs: r.int(s.requestTimeoutMs, 'server.requestTimeoutMs', 30_000, 1),
+      headersTimeoutMs: r.int(s.headersTimeoutMs, 'server.headersTimeoutMs', 10_000, 100),
+      keepAliveTimeoutMs: r.int(s.keepAliveTimeoutMs, 'server.keepAliveTimeoutMs', 65_000, 100),
+      maxConnections: r.int(s.maxConnections, 'server.maxConnections', 10_000, 1),
     },
     log: { level: r.oneOf(log.level, 'log.level', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info') },
     admin: { token: adminToken },

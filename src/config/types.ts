@@ -14,8 +14,16 @@ export interface ServerConfig {
   /** Base URL printed for endpoints; defaults to http://host:port. */
   readonly publicUrl: string | undefined;
   readonly maxBodyBytes: number;
+  /** Larger request headers get 431. */
+  readonly maxHeaderBytes: number;
   /** Deadline for one client request, every retry included. */
   readonly requestTimeoutMs: number;
+  /** Time a client has to send its headers (slow-loris guard). */
+  readonly headersTimeoutMs: number;
+  /** Idle time before a kept-alive client connection is closed. */
+  readonly keepAliveTimeoutMs: number;
+  /** Concurrent client connections; more are refused. */
+  readonly maxConnections: number;
 }
 
 export interface StoreConfig {

@@ -10,9 +10,12 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { restErrorText } from './answers.js';
 import type { EndpointTable } from './endpoints.js';
+import { normalizePath } from './path.js';
 import { outcomeOf, type Pipeline, type RequestOutcome } from './pipeline.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Longest request path accepted (REST paths carry addresses, never kilobytes). */
+const MAX_PATH = 2048;
 
 export interface GatewayAppDeps {
   readonly endpoints: () => EndpointTable<ChainRuntime>;
@@ -34,7 +37,17 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa {
     const given = ctx.req.headers['x-request-id'];
     const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     ctx.set('x-request-id', requestId);
-    const routed = deps.endpoints().match(ctx.req.headers.host, ctx.path);
+    let path: string;
+    try {
+      path = normalizePath(ctx.path, MAX_PATH);
+    } catch (err) {
+      const e = err as GatewayError;
+      ctx.status = e.status;
+      ctx.type = 'application/json';
+      ctx.body = restErrorText(e);
+      return;
+    }
+    const routed = deps.endpoints().match(ctx.req.headers.host, path);
     if (routed === undefined) {
       const e = new GatewayError('ENDPOINT_NOT_FOUND');
       ctx.status = e.status;
@@ -52,7 +65,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa {
       return;
     }
     const chain = routed.target;
-    const result: RequestOutcome = { label: 'other', outcome: 'ok', key: undefined };
+    const result: RequestOutcome = { label: 'other', outcome: 'ok', key: undefined, node: undefined, attempts: 0 };
     const gauge = metrics.inFlight.labels(chain.name);
     gauge.inc();
     try {
@@ -75,6 +88,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa {
           requestId,
           chain: chain.name,
           method: result.label,
+          node: result.node,
+          attempts: result.attempts,
           status: ctx.status,
           outcome: result.outcome,
           ms: Math.round(seconds * 1e4) / 10,

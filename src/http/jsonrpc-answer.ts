@@ -66,7 +66,7 @@ export async function answerJsonRpc(
     if (limited !== undefined) {
       for (const i of slots) results[i] = limited;
     } else {
-      const answers = await chain.forwarder.jsonRpc(routed, Date.now() + pipeline.requestTimeoutMs);
+      const answers = await chain.forwarder.jsonRpc(routed, Date.now() + pipeline.requestTimeoutMs, result);
       // Usage counts errors among admitted calls only: refused items were never calls.
       let errors = 0;
       for (let k = 0; k < slots.length; k++) {

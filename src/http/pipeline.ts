@@ -13,6 +13,7 @@ import { GatewayError, isGatewayError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Call, InboundRequest, ParsedRequest, RpcItem, Routing } from '../plugin.js';
+import type { ForwardTrace } from '../pool/forwarder.js';
 import type { Admitter, Admission } from '../quota/admission.js';
 import type { UsageBook } from '../quota/usage.js';
 import { readBody } from './body.js';
@@ -23,7 +24,8 @@ export interface PipelineDeps {
   readonly keys: KeyCache;
   readonly admitter: Admitter;
   readonly usage: UsageBook;
-  readonly tiers: Readonly<Record<string, TierConfig>>;
+  /** Read per request, so a reload's new tiers apply at once. */
+  readonly tiers: () => Readonly<Record<string, TierConfig>>;
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly maxBodyBytes: number;
@@ -34,7 +36,7 @@ export interface PipelineDeps {
 }
 
 /** What one request came to, for metrics and the request log. */
-export interface RequestOutcome {
+export interface RequestOutcome extends ForwardTrace {
   label: string;
   outcome: string;
   key: KeyRecord | undefined;
@@ -129,7 +131,7 @@ export class Pipeline {
       result.outcome = outcomeOf(e);
       return this.fail(ctx, e, requestErrorText(e, style, undefined, false));
     }
-    const tier = deps.tiers[record.tier];
+    const tier = deps.tiers()[record.tier];
     const forbidden = !matchesAny(record.permissions.chains, chain.name)
       ? 'API key not permitted for this chain'
       : tier === undefined
@@ -200,7 +202,13 @@ export class Pipeline {
     const limited = this.admit(ctx, chain, record, tier, routing.cost);
     if (limited !== undefined) return refuse(limited);
     try {
-      const reply = await chain.forwarder.passthrough(parsed.call, routing, parsed.upstream, Date.now() + this.deps.requestTimeoutMs);
+      const reply = await chain.forwarder.passthrough(
+        parsed.call,
+        routing,
+        parsed.upstream,
+        Date.now() + this.deps.requestTimeoutMs,
+        result,
+      );
       ctx.status = reply.status;
       ctx.type = reply.contentType ?? 'application/json';
       if (reply.relayHeaders !== undefined) for (const [k, v] of Object.entries(reply.relayHeaders)) ctx.set(k, v);

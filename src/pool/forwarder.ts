@@ -26,6 +26,12 @@ export interface RoutedCall {
   readonly routing: Routing;
 }
 
+/** Filled in by the forwarder for the request log: who answered, after how many attempts. */
+export interface ForwardTrace {
+  node: string | undefined;
+  attempts: number;
+}
+
 /** An item's answer: its raw JSON text, undefined for a notification, or a table error. */
 export type ItemResult = string | undefined | GatewayError;
 
@@ -64,7 +70,7 @@ export class Forwarder {
   }
 
   /** Answer every call, in order. Never throws: failures become table errors per item. */
-  async jsonRpc(calls: readonly RoutedCall[], deadline: number): Promise<ItemResult[]> {
+  async jsonRpc(calls: readonly RoutedCall[], deadline: number, trace?: ForwardTrace): Promise<ItemResult[]> {
     const results = new Array<ItemResult>(calls.length);
     const attempts = new Attempts(this.pool, deadline);
     const first = calls[0] as RoutedCall;
@@ -97,6 +103,7 @@ export class Forwarder {
       try {
         const answers = await node.call(() => this.sendGroup(node, calls, group, attempts.timeoutFor()));
         node.observeLatency(performance.now() - started);
+        if (trace !== undefined) trace.node = node.name;
         const pruned: number[] = [];
         let sawChainError = false;
         group.indices.forEach((idx, k) => {
@@ -128,6 +135,7 @@ export class Forwarder {
         queue.push(group);
       }
     }
+    if (trace !== undefined) trace.attempts = attempts.count;
     return results;
   }
 
@@ -196,8 +204,28 @@ export class Forwarder {
   }
 
   /** One passthrough request; resolves with the node's answer or rejects with a table error. */
-  async passthrough(call: Call, routing: Routing, upstream: UpstreamRequest, deadline: number): Promise<UpstreamReply> {
+  async passthrough(
+    call: Call,
+    routing: Routing,
+    upstream: UpstreamRequest,
+    deadline: number,
+    trace?: ForwardTrace,
+  ): Promise<UpstreamReply> {
     const attempts = new Attempts(this.pool, deadline);
+    try {
+      return await this.passthroughAttempts(call, routing, upstream, attempts, trace);
+    } finally {
+      if (trace !== undefined) trace.attempts = attempts.count;
+    }
+  }
+
+  private async passthroughAttempts(
+    call: Call,
+    routing: Routing,
+    upstream: UpstreamRequest,
+    attempts: Attempts,
+    trace: ForwardTrace | undefined,
+  ): Promise<UpstreamReply> {
     let route = routing;
     let prunedReply: UpstreamReply | undefined;
     for (;;) {
@@ -228,6 +256,7 @@ export class Forwarder {
           return { reply: r, verdict };
         });
         node.observeLatency(performance.now() - started);
+        if (trace !== undefined) trace.node = node.name;
         const seconds = (performance.now() - started) / 1000;
         if (reply.verdict === 'pruned' && node.role === 'full') {
           this.observer.upstream?.(this.pool, node, 'pruned', seconds);

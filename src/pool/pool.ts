@@ -26,18 +26,22 @@ export class NodePool {
     readonly config: ChainConfig,
     readonly events: PoolEvents = {},
     upstreamOptions: UpstreamOptions = DEFAULT_UPSTREAM_OPTIONS,
+    /** Nodes of the pool this one replaces on a reload, kept with their health and breakers. */
+    adopt?: readonly PoolNode[],
     private readonly now: () => number = Date.now,
   ) {
     this.chain = config.name;
     this.archiveOnly = config.archiveOnly;
     this.strategy = createStrategy(config.strategy);
-    this.nodes = config.nodes.map((n) => {
-      const node = new PoolNode(n, new UpstreamNode(n.name, n.role, n.url, upstreamOptions), config.breaker);
-      node.breaker.on('open', () => events.breaker?.(this, node, 'open'));
-      node.breaker.on('halfOpen', () => events.breaker?.(this, node, 'half-open'));
-      node.breaker.on('close', () => events.breaker?.(this, node, 'closed'));
-      return node;
-    });
+    this.nodes =
+      adopt ??
+      config.nodes.map((n) => {
+        const node = new PoolNode(n, new UpstreamNode(n.name, n.role, n.url, upstreamOptions), config.breaker);
+        node.breaker.on('open', () => events.breaker?.(this, node, 'open'));
+        node.breaker.on('halfOpen', () => events.breaker?.(this, node, 'half-open'));
+        node.breaker.on('close', () => events.breaker?.(this, node, 'closed'));
+        return node;
+      });
     this.scratch = new Array<PoolNode>(this.nodes.length);
   }
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { extractKey } from '../../../src/auth/extract.js';
 import { EndpointTable } from '../../../src/http/endpoints.js';
+import { normalizePath } from '../../../src/http/path.js';
 
 const KEY = 'nrk_' + 'a'.repeat(32);
 
@@ -54,5 +55,32 @@ describe('endpoint table', () => {
     expect(t.match('L1.example.com:8080', '/')).to.deep.equal({ target: 'l1-host', rest: '/' });
     expect(t.match('l1.example.com', '/anything')).to.deep.equal({ target: 'l1-host', rest: '/anything' });
     expect(t.match('other.example.com', '/')).to.equal(undefined);
+  });
+});
+
+describe('path normalisation', () => {
+  const n = (p: string): string => normalizePath(p, 2048);
+  it('leaves ordinary paths alone', () => {
+    expect(n('/hub/rest/cosmos/auth/v1beta1/params')).to.equal('/hub/rest/cosmos/auth/v1beta1/params');
+  });
+  it('collapses doubled slashes and resolves dot segments, encoded or not', () => {
+    expect(n('//hub//rest///cosmos')).to.equal('/hub/rest/cosmos');
+    expect(n('/hub/rest/./cosmos/../sdk/x')).to.equal('/hub/rest/sdk/x');
+    expect(n('/hub/rest/%2e%2E/rpc/status')).to.equal('/hub/rpc/status');
+    expect(n('/a/b/')).to.equal('/a/b/');
+  });
+  it('refuses climbing above the root, encoded separators and overlong paths', () => {
+    expect(() => n('/../etc/passwd'))
+      .to.throw()
+      .with.property('code', 'INVALID_REQUEST');
+    expect(() => n('/hub/rest/a%2Fb'))
+      .to.throw()
+      .with.property('code', 'INVALID_REQUEST');
+    expect(() => n('/hub/rest/a%5cb'))
+      .to.throw()
+      .with.property('code', 'INVALID_REQUEST');
+    expect(() => normalizePath('/' + 'a'.repeat(50), 20))
+      .to.throw()
+      .with.property('code', 'INVALID_REQUEST');
   });
 });
