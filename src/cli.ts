@@ -6,16 +6,16 @@
 import { existsSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FileKeyStore } from './auth/file-key-store.js';
+import { readFile } from 'node:fs/promises';
 import { KeyInputError, KeyService } from './auth/key-service.js';
-import { KeyNotFoundError } from './auth/key-store.js';
+import { KeyNotFoundError, type KeyRecord } from './auth/key-store.js';
 import { UsageError, option, parseArgs, type ParsedArgs } from './cli-args.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import type { GatewayConfig } from './config/types.js';
 import { startConfigDevnet } from './devnet-from-config.js';
 import { Gateway } from './gateway.js';
 import { keyView } from './http/key-view.js';
-import { readUsageFile, usagePathFor } from './quota/usage-file.js';
+import { openStore } from './store/open-store.js';
 
 const HELP = `noderouter — API-key gateway for pools of blockchain nodes
 
@@ -30,6 +30,8 @@ Usage:
   noderouter keys revoke ID|PREFIX
   noderouter keys rotate ID|PREFIX [--grace SECONDS]
   noderouter keys usage ID|PREFIX [--since YYYY-MM-DD]
+  noderouter keys export > keys.jsonl             records (hashes, never values) of every key
+  noderouter keys import FILE|-                   add or replace those records in this config's store
 `;
 
 function packageConfig(): string {
@@ -137,7 +139,8 @@ async function checkConfig(args: ParsedArgs): Promise<number> {
 async function keys(args: ParsedArgs): Promise<number> {
   const [, sub, ref] = args.positional;
   const config = await loadConfig(defaultConfigPath(option(args, 'config')));
-  const store = await FileKeyStore.open(config.store.path);
+  const bundle = await openStore(config.store, { live: false });
+  const store = bundle.keys;
   const service = new KeyService(store, config.tiers, config.keys.rotationGraceSeconds);
   const needRef = (): string => {
     if (ref === undefined) throw new UsageError(`keys ${sub} needs a key id or prefix`);
@@ -206,8 +209,7 @@ async function keys(args: ParsedArgs): Promise<number> {
       case 'usage': {
         const record = await store.get(needRef());
         if (record === undefined) throw new KeyNotFoundError(needRef());
-        const since = option(args, 'since') ?? '';
-        const rows = ((await readUsageFile(usagePathFor(config.store.path)))[record.id] ?? []).filter((r) => r.day >= since);
+        const rows = await bundle.limiter.usage(record.id, option(args, 'since') ?? '');
         out(`${'DAY'.padEnd(11)} ${'CHAIN'.padEnd(18)} ${'CALLS'.padStart(10)} ${'ERRORS'.padStart(8)} ${'LIMITED'.padStart(8)}`);
         for (const r of rows) {
           out(
@@ -216,12 +218,61 @@ async function keys(args: ParsedArgs): Promise<number> {
         }
         return 0;
       }
+      case 'export': {
+        // One record per line: hashes and metadata, never a key value (none is stored).
+        for (const r of await store.list()) out(JSON.stringify(r));
+        return 0;
+      }
+      case 'import': {
+        const file = needRef();
+        const text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
+        let n = 0;
+        for (const [i, line] of text.split('\n').entries()) {
+          if (line.trim() === '') continue;
+          await store.put(parseRecord(line, i + 1));
+          n++;
+        }
+        out(`imported ${n} keys into the ${config.store.kind} store`);
+        return 0;
+      }
       default:
-        throw new UsageError(`unknown keys command "${sub ?? ''}" (create, list, show, revoke, rotate, usage)`);
+        throw new UsageError(`unknown keys command "${sub ?? ''}" (create, list, show, revoke, rotate, usage, export, import)`);
     }
   } finally {
-    await store.close();
+    await bundle.close();
   }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+const HASH = /^[0-9a-f]{64}$/;
+
+/** A record line of `keys export`; anything that could carry a key value is refused. */
+function parseRecord(line: string, n: number): KeyRecord {
+  let r: KeyRecord;
+  try {
+    r = JSON.parse(line) as KeyRecord;
+  } catch {
+    throw new UsageError(`line ${n}: not a JSON key record`);
+  }
+  const ok =
+    typeof r.id === 'string' &&
+    typeof r.hash === 'string' &&
+    HASH.test(r.hash) &&
+    typeof r.prefix === 'string' &&
+    r.prefix.length <= 8 &&
+    typeof r.account === 'string' &&
+    typeof r.tier === 'string' &&
+    Array.isArray(r.retired) &&
+    r.retired.every((x) => HASH.test(x.hash)) &&
+    !('key' in r) &&
+    !('value' in r);
+  if (!ok) throw new UsageError(`line ${n}: not a key record of \`keys export\` (id, hash, prefix, account, tier, retired)`);
+  return r;
 }
 
 export async function main(argv: readonly string[]): Promise<number> {

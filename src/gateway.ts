@@ -6,10 +6,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { FileKeyStore } from './auth/file-key-store.js';
 import { KeyCache } from './auth/key-cache.js';
 import { KeyService } from './auth/key-service.js';
 import type { KeyStore } from './auth/key-store.js';
+import { openStore, type StoreBundle } from './store/open-store.js';
 import { closeChainRuntime, createChainRuntime, type ChainRuntime } from './chain-runtime.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import type { GatewayConfig } from './config/types.js';
@@ -22,9 +22,7 @@ import { Pipeline } from './http/pipeline.js';
 import { createLogger, type Logger } from './log.js';
 import { Metrics } from './metrics/metrics.js';
 import { loadedPlugin } from './plugin-loader.js';
-import { Admitter } from './quota/admission.js';
-import { UsageBook } from './quota/usage.js';
-import { UsageFile, usagePathFor } from './quota/usage-file.js';
+import type { Limiter } from './quota/limiter.js';
 
 export interface GatewayOptions {
   readonly logger?: Logger;
@@ -88,30 +86,27 @@ export class Gateway {
     public config: GatewayConfig,
     readonly logger: Logger,
     readonly metrics: Metrics,
-    readonly store: KeyStore,
+    readonly bundle: StoreBundle,
     readonly keys: KeyService,
-    readonly usage: UsageBook,
-    private readonly usageFile: UsageFile,
+    readonly limiter: Limiter,
   ) {}
 
   static async start(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
     const logger = options.logger ?? createLogger(config.log.level);
     const now = options.now ?? Date.now;
     const metrics = new Metrics();
-    const store = await FileKeyStore.open(config.store.path, { live: true });
-    const usage = new UsageBook();
-    const usageFile = new UsageFile(usage, usagePathFor(config.store.path));
-    await usageFile.load();
-    usageFile.start();
-    const gw = new Gateway(
-      config,
-      logger,
-      metrics,
-      store,
-      new KeyService(store, config.tiers, config.keys.rotationGraceSeconds),
-      usage,
-      usageFile,
-    );
+    const bundle = await openStore(config.store, {
+      live: true,
+      now,
+      onHealth: (up) => {
+        logger[up ? 'info' : 'error'](up ? 'store reachable' : 'store unreachable', { event: 'store', kind: config.store.kind, up });
+      },
+      onFallback: () => metrics.storeFallbacks.inc({ policy: config.store.onFailure }),
+    });
+    metrics.watchStore(() => bundle.up());
+    const store = bundle.keys;
+    const limiter = bundle.limiter;
+    const gw = new Gateway(config, logger, metrics, bundle, new KeyService(store, config.tiers, config.keys.rotationGraceSeconds), limiter);
 
     gw.chains = Object.values(config.chains).map((c) => createChainRuntime(c, loadedPlugin(c.plugin), metrics, logger));
     gw.table = new EndpointTable(gw.chains.map((rt) => ({ path: rt.config.route.path, host: rt.config.route.host, target: rt })));
@@ -119,14 +114,18 @@ export class Gateway {
 
     const keyCache = new KeyCache(
       store,
-      { ttlMs: config.keys.cacheTtlMs, maxEntries: config.keys.cacheMaxEntries, negativeTtlMs: config.keys.negativeTtlMs },
+      {
+        ttlMs: config.keys.cacheTtlMs,
+        maxEntries: config.keys.cacheMaxEntries,
+        negativeTtlMs: config.keys.negativeTtlMs,
+        onStoreError: config.store.onFailure,
+      },
       { hit: () => metrics.keyCache.inc({ result: 'hit' }), miss: () => metrics.keyCache.inc({ result: 'miss' }) },
       now,
     );
     const pipeline = new Pipeline({
       keys: keyCache,
-      admitter: new Admitter(usage, now),
-      usage,
+      limiter,
       tiers: () => gw.config.tiers,
       metrics,
       logger,
@@ -140,8 +139,9 @@ export class Gateway {
       chains: () => gw.chains,
       metrics,
       lifecycle: () => gw.lifecycle,
+      store: () => ({ kind: bundle.kind, up: bundle.up(), policy: config.store.onFailure }),
       keys: gw.keys,
-      usage,
+      limiter,
       adminToken: config.admin.token,
       maxBodyBytes: 64 * 1024,
     });
@@ -237,6 +237,10 @@ export class Gateway {
     return true;
   }
 
+  get store(): KeyStore {
+    return this.bundle.keys;
+  }
+
   runtimes(): readonly ChainRuntime[] {
     return this.chains;
   }
@@ -246,8 +250,7 @@ export class Gateway {
     this.lifecycle = 'draining';
     await Promise.all(this.servers.map(closeServer));
     await Promise.all(this.chains.map((c) => closeChainRuntime(c)));
-    await this.usageFile.close();
-    await this.store.close();
+    await this.bundle.close();
     this.logger.info('gateway stopped', { event: 'stop' });
   }
 }

@@ -163,6 +163,14 @@ export class FileKeyStore implements KeyStore {
     return { record, value };
   }
 
+  async put(record: KeyRecord): Promise<void> {
+    await this.mutate((keys) => {
+      const i = keys.findIndex((k) => k.id === record.id);
+      if (i < 0) keys.push(record);
+      else keys[i] = record;
+    });
+  }
+
   private find(keys: KeyRecord[], ref: string): number {
     const i = keys.findIndex((k) => k.id === ref || k.prefix === ref);
     if (i < 0) throw new KeyNotFoundError(ref);

@@ -14,6 +14,8 @@ export interface KeyCacheOptions {
   readonly ttlMs: number;
   readonly maxEntries: number;
   readonly negativeTtlMs: number;
+  /** When the store fails: fail-open answers from expired entries it still holds; fail-closed refuses. */
+  readonly onStoreError?: 'fail-open' | 'fail-closed';
 }
 
 export interface KeyCacheEvents {
@@ -31,7 +33,8 @@ export class KeyCache {
     private readonly events: KeyCacheEvents = {},
     private readonly now: () => number = Date.now,
   ) {
-    this.lru = new LRUCache<string, Entry>({ max: options.maxEntries, ttl: Math.max(options.ttlMs, 1), ttlAutopurge: false });
+    // Expired entries stay until evicted, so fail-open can still use them while the store is away.
+    this.lru = new LRUCache<string, Entry>({ max: options.maxEntries, ttl: Math.max(options.ttlMs, 1), noDeleteOnStaleGet: true });
     store.onChange((change) => {
       if ('all' in change) this.lru.clear();
       else for (const h of change.hashes) this.lru.delete(h);
@@ -59,12 +62,19 @@ export class KeyCache {
     if (p === undefined) {
       p = this.store
         .findByHash(hash)
-        .then((match): Entry => {
-          const entry = match ?? UNKNOWN;
-          const ttl = match === undefined ? this.options.negativeTtlMs : this.options.ttlMs;
-          if (ttl > 0) this.lru.set(hash, entry, { ttl });
-          return entry;
-        })
+        .then(
+          (match): Entry => {
+            const entry = match ?? UNKNOWN;
+            const ttl = match === undefined ? this.options.negativeTtlMs : this.options.ttlMs;
+            if (ttl > 0) this.lru.set(hash, entry, { ttl });
+            return entry;
+          },
+          (err: unknown): Entry => {
+            const stale = this.options.onStoreError === 'fail-open' ? this.lru.get(hash, { allowStale: true }) : undefined;
+            if (stale !== undefined) return stale;
+            throw new GatewayError('UNAVAILABLE', { message: 'Key store unavailable', cause: err, headers: { 'retry-after': '1' } });
+          },
+        )
         .finally(() => this.pending.delete(hash));
       this.pending.set(hash, p);
     }

@@ -79,6 +79,8 @@ export interface KeyStore {
   revoke(id: string): Promise<KeyRecord>;
   /** New value; the old one keeps working for `graceSeconds`. */
   rotate(id: string, graceSeconds: number): Promise<{ record: KeyRecord; value: string }>;
+  /** Store a record as it is, replacing one with the same id (import between stores: hashes move, never values). */
+  put(record: KeyRecord): Promise<void>;
   /** Record last use (may be batched by the backend). */
   touch(id: string, at: number): void;
   onChange(listener: (change: StoreChange) => void): void;

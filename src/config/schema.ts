@@ -142,6 +142,21 @@ function readChain(r: Reader, name: string, v: unknown, path: string, plugins: P
   };
 }
 
+function readStore(r: Reader, store: Record<string, unknown>, path: string): GatewayConfig['store'] {
+  const kind = r.oneOf(store.kind, 'store.kind', ['file', 'redis'] as const, 'file');
+  const url = kind === 'redis' ? r.string(store.url, 'store.url') : (r.optionalString(store.url, 'store.url') ?? '');
+  if (kind === 'redis' && url !== '' && !/^rediss?:\/\//.test(url)) r.problems.add('store.url', 'must be a redis:// or rediss:// URL');
+  return {
+    kind,
+    path,
+    url,
+    prefix: r.string(store.prefix, 'store.prefix', 'noderouter:'),
+    timeoutMs: r.int(store.timeoutMs, 'store.timeoutMs', 250, 1, 60_000),
+    onFailure: r.oneOf(store.onFailure, 'store.onFailure', ['fail-open', 'fail-closed'] as const, 'fail-open'),
+    instances: r.int(store.instances, 'store.instances', 1, 1, 10_000),
+  };
+}
+
 function checkUnique(problems: ConfigProblems, chains: ChainConfig[]): void {
   const nodeNames = new Map<string, string>();
   const routes = new Map<string, string>();
@@ -174,7 +189,7 @@ export function validateConfig(
   const port = r.int(s.port, 'server.port', 8080, 0, 65535);
   const log = r.section(top.log, 'log', ['level']) ?? {};
   const admin = r.section(top.admin, 'admin', ['token']) ?? {};
-  const store = r.section(top.store, 'store', ['kind', 'path']) ?? {};
+  const store = r.section(top.store, 'store', ['kind', 'path', 'url', 'prefix', 'timeoutMs', 'onFailure', 'instances']) ?? {};
   const keys = r.section(top.keys, 'keys', ['cacheTtlMs', 'cacheMaxEntries', 'negativeTtlMs', 'rotationGraceSeconds']) ?? {};
   const devnet = r.section(top.devnet, 'devnet', ['blockTimeMs', 'fullRetention', 'startHeight', 'controlPort']) ?? {};
   const base = file === '' ? process.cwd() : dirname(file);
@@ -214,10 +229,7 @@ export function validateConfig(
     },
     log: { level: r.oneOf(log.level, 'log.level', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info') },
     admin: { token: adminToken },
-    store: {
-      kind: r.oneOf(store.kind, 'store.kind', ['file'] as const, 'file'),
-      path: isAbsolute(storePath) ? storePath : resolve(base, storePath),
-    },
+    store: readStore(r, store, isAbsolute(storePath) ? storePath : resolve(base, storePath)),
     keys: {
       cacheTtlMs: r.int(keys.cacheTtlMs, 'keys.cacheTtlMs', 30_000, 0),
       cacheMaxEntries: r.int(keys.cacheMaxEntries, 'keys.cacheMaxEntries', 100_000, 1),

@@ -27,9 +27,19 @@ export interface ServerConfig {
 }
 
 export interface StoreConfig {
-  readonly kind: 'file';
-  /** Absolute path of the key file. */
+  readonly kind: 'file' | 'redis';
+  /** file: absolute path of the key file (usage is kept beside it). */
   readonly path: string;
+  /** redis: connection URL. */
+  readonly url: string;
+  /** redis: prefix of every key noderouter writes, so several deployments can share a server. */
+  readonly prefix: string;
+  /** redis: bound of every command; past it the call counts as a Redis failure. */
+  readonly timeoutMs: number;
+  /** redis: when Redis fails, serve with local limits (fail-open) or refuse with 503 (fail-closed). */
+  readonly onFailure: 'fail-open' | 'fail-closed';
+  /** redis: instances sharing the limits; fail-open divides each limit by it. */
+  readonly instances: number;
 }
 
 export interface KeysConfig {

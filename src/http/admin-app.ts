@@ -7,7 +7,7 @@ import Koa from 'koa';
 import type { ChainRuntime } from '../chain-runtime.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { KeyService } from '../auth/key-service.js';
-import type { UsageBook } from '../quota/usage.js';
+import type { Limiter } from '../quota/limiter.js';
 import { tokenMatcher } from './admin-auth.js';
 import { mountKeyApi } from './keys-api.js';
 
@@ -17,8 +17,9 @@ export interface AdminAppDeps {
   readonly chains: () => readonly ChainRuntime[];
   readonly metrics: Metrics;
   readonly lifecycle: () => Lifecycle;
+  readonly store: () => { kind: string; up: boolean; policy: string };
   readonly keys: KeyService;
-  readonly usage: UsageBook;
+  readonly limiter: Limiter;
   readonly adminToken: string | undefined;
   readonly maxBodyBytes: number;
 }
@@ -70,7 +71,12 @@ export function createAdminApp(deps: AdminAppDeps): Koa {
     ctx.body = await deps.metrics.registry.metrics();
   });
 
-  mountKeyApi(router, { keys: deps.keys, usage: deps.usage, authorized: tokenMatcher(deps.adminToken), maxBodyBytes: deps.maxBodyBytes });
+  mountKeyApi(router, {
+    keys: deps.keys,
+    limiter: deps.limiter,
+    authorized: tokenMatcher(deps.adminToken),
+    maxBodyBytes: deps.maxBodyBytes,
+  });
   app.use(router.routes());
   app.use(router.allowedMethods());
   app.use((ctx) => {

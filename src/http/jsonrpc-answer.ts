@@ -62,7 +62,7 @@ export async function answerJsonRpc(
   }
 
   if (routed.length > 0) {
-    const limited = pipeline.admit(ctx, chain, record, tier, cost);
+    const limited = await pipeline.admit(ctx, chain, record, tier, cost);
     if (limited !== undefined) {
       for (const i of slots) results[i] = limited;
     } else {
@@ -74,7 +74,7 @@ export async function answerJsonRpc(
         results[slots[k] as number] = r;
         if (itemOutcome(r) !== 'ok') errors++;
       }
-      if (errors > 0) pipeline.usage.add(record.id, chain.name, pipeline.now(), 0, errors, 0);
+      if (errors > 0) pipeline.countErrors(record.id, chain.name, errors);
     }
   }
   result.outcome = itemOutcome(results[0]);

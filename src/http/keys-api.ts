@@ -6,13 +6,13 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { KeyInputError, type KeyService } from '../auth/key-service.js';
 import { KeyNotFoundError } from '../auth/key-store.js';
-import type { UsageBook } from '../quota/usage.js';
+import type { Limiter } from '../quota/limiter.js';
 import { readBody } from './body.js';
 import { keyView } from './key-view.js';
 
 export interface KeyApiDeps {
   readonly keys: KeyService;
-  readonly usage: UsageBook;
+  readonly limiter: Limiter;
   readonly authorized: (header: string | undefined) => boolean;
   readonly maxBodyBytes: number;
 }
@@ -77,6 +77,6 @@ export function mountKeyApi(router: Router, deps: KeyApiDeps): void {
     const record = await deps.keys.store.get(ctx.params.id as string);
     if (record === undefined) return problem(ctx, 404, 'KEY_NOT_FOUND', `no key with id or prefix "${ctx.params.id}"`);
     const since = typeof ctx.query.since === 'string' ? ctx.query.since : '';
-    ctx.body = { id: record.id, usage: deps.usage.rows(record.id, since) };
+    ctx.body = { id: record.id, usage: await deps.limiter.usage(record.id, since) };
   });
 }

@@ -14,16 +14,15 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Call, InboundRequest, ParsedRequest, RpcItem, Routing } from '../plugin.js';
 import type { ForwardTrace } from '../pool/forwarder.js';
-import type { Admitter, Admission } from '../quota/admission.js';
-import type { UsageBook } from '../quota/usage.js';
+import type { Admission } from '../quota/admission.js';
+import type { Limiter } from '../quota/limiter.js';
 import { readBody } from './body.js';
 import { requestErrorText, restErrorText } from './answers.js';
 import { answerJsonRpc } from './jsonrpc-answer.js';
 
 export interface PipelineDeps {
   readonly keys: KeyCache;
-  readonly admitter: Admitter;
-  readonly usage: UsageBook;
+  readonly limiter: Limiter;
   /** Read per request, so a reload's new tiers apply at once. */
   readonly tiers: () => Readonly<Record<string, TierConfig>>;
   readonly metrics: Metrics;
@@ -161,8 +160,14 @@ export class Pipeline {
     return routing;
   }
 
-  admit(ctx: Context, chain: ChainRuntime, record: KeyRecord, tier: TierConfig, cost: number): GatewayError | undefined {
-    const admission = this.deps.admitter.admit(record.id, tier, cost, chain.name);
+  async admit(ctx: Context, chain: ChainRuntime, record: KeyRecord, tier: TierConfig, cost: number): Promise<GatewayError | undefined> {
+    let admission: Admission;
+    try {
+      admission = await this.deps.limiter.admit(record.id, tier, cost, chain.name);
+    } catch (err) {
+      // Fail-closed with the limits store away: a 503 in the endpoint's style.
+      return isGatewayError(err) ? err : new GatewayError('UNAVAILABLE', { cause: err });
+    }
     setRateHeaders(ctx, admission);
     if (admission.allowed) return undefined;
     this.deps.metrics.rejections.inc({ chain: chain.name, tier: tier.name, reason: admission.reason });
@@ -171,12 +176,8 @@ export class Pipeline {
     });
   }
 
-  get usage(): UsageBook {
-    return this.deps.usage;
-  }
-
-  now(): number {
-    return this.deps.now();
+  countErrors(keyId: string, chain: string, errors: number): void {
+    this.deps.limiter.countErrors(keyId, chain, errors);
   }
 
   get requestTimeoutMs(): number {
@@ -199,7 +200,7 @@ export class Pipeline {
     };
     if (isGatewayError(routing)) return refuse(routing);
     result.label = routing.label;
-    const limited = this.admit(ctx, chain, record, tier, routing.cost);
+    const limited = await this.admit(ctx, chain, record, tier, routing.cost);
     if (limited !== undefined) return refuse(limited);
     try {
       const reply = await chain.forwarder.passthrough(
@@ -214,10 +215,10 @@ export class Pipeline {
       if (reply.relayHeaders !== undefined) for (const [k, v] of Object.entries(reply.relayHeaders)) ctx.set(k, v);
       ctx.body = reply.text;
       result.outcome = reply.status < 400 ? 'ok' : 'chain_error';
-      if (reply.status >= 400) this.deps.usage.add(record.id, chain.name, this.deps.now(), 0, 1, 0);
+      if (reply.status >= 400) this.deps.limiter.countErrors(record.id, chain.name, 1);
     } catch (err) {
       const e = isGatewayError(err) ? err : new GatewayError('UPSTREAM_FAILED', { cause: err });
-      this.deps.usage.add(record.id, chain.name, this.deps.now(), 0, 1, 0);
+      this.deps.limiter.countErrors(record.id, chain.name, 1);
       refuse(e);
     }
   }

@@ -106,10 +106,27 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly storeFallbacks = new Counter({
+    name: 'noderouter_store_fallbacks_total',
+    help: 'Calls decided by the store failure policy because the shared store (Redis) did not answer, by policy (fail-open or fail-closed).',
+    labelNames: ['policy'] as const,
+    registers: [this.registry],
+  });
+
+  private storeUp: () => boolean = () => true;
+
   constructor() {
+    const metrics = this;
+    new Gauge({
+      name: 'noderouter_store_up',
+      help: 'Whether the key and limits store answers (1) or not (0); the file store is always up.',
+      registers: [this.registry],
+      collect() {
+        this.set(metrics.storeUp() ? 1 : 0);
+      },
+    });
     collectDefaultMetrics({ register: this.registry, prefix: 'noderouter_' });
     const nodeGauge = (name: string, help: string, read: (pool: NodePool) => Array<[string, number | undefined]>): void => {
-      const metrics = this;
       new Gauge({
         name,
         help,
@@ -138,6 +155,10 @@ export class Metrics {
     nodeGauge('noderouter_node_latency_ewma_seconds', 'Smoothed latency of successful calls per node (what least-latency uses).', (p) =>
       p.nodes.map((n) => [n.name, n.ewmaMs === undefined ? undefined : n.ewmaMs / 1000]),
     );
+  }
+
+  watchStore(up: () => boolean): void {
+    this.storeUp = up;
   }
 
   /** Where node gauges read from; called again after a reload swaps the pools. */

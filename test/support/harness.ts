@@ -106,6 +106,8 @@ export interface StackOptions {
   /** Extra top-level YAML. */
   readonly extraYaml?: string;
   readonly adminToken?: string;
+  /** The `store:` mapping (flow YAML); the file store in a temp dir by default. */
+  readonly storeYaml?: string;
 }
 
 export interface Stack {
@@ -118,13 +120,15 @@ export interface Stack {
   url(path: string): string;
   admin(path: string): string;
   createKey(tier: string, extra?: Record<string, unknown>): Promise<{ id: string; value: string }>;
+  /** Another gateway instance on the same config (scale-out tests); closed with the stack. */
+  startAnother(): Promise<Gateway>;
   close(): Promise<void>;
 }
 
 export function configYaml(
   chains: readonly ChainSpec[],
   urls: ReadonlyMap<string, string>,
-  opts: { tiers: string; storePath: string; probeIntervalMs: number; extraYaml?: string; adminToken?: string },
+  opts: { tiers: string; storeYaml: string; probeIntervalMs: number; extraYaml?: string; adminToken?: string },
 ): string {
   const chainYaml = chains
     .map((c) => {
@@ -154,7 +158,7 @@ export function configYaml(
     'server: { host: 127.0.0.1, port: 0, adminHost: 127.0.0.1, adminPort: 0 }',
     'log: { level: silent }',
     opts.adminToken === undefined ? '' : `admin: { token: "${opts.adminToken}" }`,
-    `store: { kind: file, path: "${opts.storePath}" }`,
+    `store: ${opts.storeYaml}`,
     'keys: { cacheTtlMs: 30000, negativeTtlMs: 5000 }',
     `tiers:${opts.tiers}`,
     opts.extraYaml ?? '',
@@ -182,7 +186,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     configFile,
     configYaml(chains, urls, {
       tiers: options.tiers ?? DEFAULT_TIERS,
-      storePath,
+      storeYaml: options.storeYaml ?? `{ kind: file, path: "${storePath}" }`,
       probeIntervalMs: options.probeIntervalMs ?? 60_000,
       extraYaml: options.extraYaml,
       adminToken: options.adminToken,
@@ -195,6 +199,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     return { id: record.id, value };
   };
   const { value: key } = await createKey('enterprise');
+  const others: Gateway[] = [];
   return {
     devnet,
     gateway,
@@ -204,7 +209,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     url: (path) => `${gateway.url}${path}`,
     admin: (path) => `${gateway.adminUrl}${path}`,
     createKey,
+    startAnother: async () => {
+      const g = await Gateway.start(config, { logger: silentLogger, now: options.now });
+      others.push(g);
+      return g;
+    },
     close: async () => {
+      for (const g of others) await g.close();
       await gateway.close();
       await devnet.close();
       await rm(dir, { recursive: true, force: true });

@@ -1,0 +1,70 @@
+// Opening the configured store: key records and limits/usage together, file
+// (embedded default: keys in a JSON file, limits in memory, usage beside the keys)
+// or Redis (all of it shared by every gateway instance).
+
+import { FileKeyStore } from '../auth/file-key-store.js';
+import { RedisKeyStore } from '../auth/redis-key-store.js';
+import type { KeyStore } from '../auth/key-store.js';
+import type { StoreConfig } from '../config/types.js';
+import { MemoryLimiter, type Limiter } from '../quota/limiter.js';
+import { RedisLimiter } from '../quota/redis-limiter.js';
+import { usagePathFor } from '../quota/usage-file.js';
+import { RedisConnection } from './redis-connection.js';
+
+export interface StoreBundle {
+  readonly kind: StoreConfig['kind'];
+  readonly keys: KeyStore;
+  readonly limiter: Limiter;
+  /** Whether the backing service answers (the file store always does). */
+  up(): boolean;
+  close(): Promise<void>;
+}
+
+export interface OpenStoreOptions {
+  /** The gateway watches for changes made elsewhere; the CLI does not. */
+  readonly live: boolean;
+  readonly now?: () => number;
+  readonly onHealth?: (up: boolean) => void;
+  readonly onFallback?: (err: unknown) => void;
+}
+
+export async function openStore(config: StoreConfig, options: OpenStoreOptions): Promise<StoreBundle> {
+  if (config.kind === 'file') {
+    const keys = await FileKeyStore.open(config.path, { live: options.live });
+    const limiter = await MemoryLimiter.open(usagePathFor(config.path), options.now);
+    return {
+      kind: 'file',
+      keys,
+      limiter,
+      up: () => true,
+      close: async () => {
+        await limiter.close();
+        await keys.close();
+      },
+    };
+  }
+  const connection = new RedisConnection({ url: config.url, timeoutMs: config.timeoutMs, onHealth: options.onHealth });
+  await connection.ready(Math.max(config.timeoutMs * 4, 1_000));
+  const keys = await RedisKeyStore.open(connection.client, {
+    prefix: config.prefix,
+    live: options.live ? { url: config.url, timeoutMs: config.timeoutMs } : undefined,
+  });
+  const limiter = new RedisLimiter(connection.client, {
+    prefix: config.prefix,
+    onFailure: config.onFailure,
+    instances: config.instances,
+    now: options.now,
+    onFallback: options.onFallback,
+  });
+  return {
+    kind: 'redis',
+    keys,
+    limiter,
+    up: () => connection.up,
+    close: async () => {
+      await keys.close();
+      await limiter.close();
+      await connection.close();
+    },
+  };
+}

@@ -1,0 +1,169 @@
+// Scale-out through a real Redis (127.0.0.1:6379): two gateway instances hold one
+// limit, see each other's revocations and add up usage; with Redis cut away each
+// failure policy behaves as promised, and both recover when it returns.
+
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { randomBytes } from 'node:crypto';
+import type { Gateway } from '../../src/gateway.js';
+import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
+import { lastLine, runCli } from '../support/cli.js';
+
+const CHAINS: readonly ChainSpec[] = [
+  {
+    name: 'l1',
+    plugin: 'evm',
+    path: '/l1',
+    nodes: [
+      { name: 'l1-full-1', role: 'full' },
+      { name: 'l1-archive-1', role: 'archive' },
+    ],
+  },
+];
+const TIERS = `
+  shared: { rate: 20, burst: 1 }
+  enterprise: { rate: unlimited, archive: true }
+`;
+const CALL = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' };
+
+async function cleanup(prefix: string): Promise<void> {
+  const r = new Redis('redis://127.0.0.1:6379');
+  let cursor = '0';
+  do {
+    const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    if (keys.length > 0) await r.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  r.disconnect();
+}
+
+describe('scale-out through Redis', function () {
+  this.timeout(30_000);
+  const prefix = `nrtest:${randomBytes(4).toString('hex')}:`;
+  let clock = Date.now();
+  let stack: Stack;
+  let other: Gateway;
+
+  before(async () => {
+    stack = await startStack({
+      chains: CHAINS,
+      tiers: TIERS,
+      now: () => clock,
+      storeYaml: `{ kind: redis, url: "redis://127.0.0.1:6379", prefix: "${prefix}", timeoutMs: 500, instances: 2 }`,
+    });
+    other = await stack.startAnother();
+  });
+  after(async () => {
+    await stack.close();
+    await cleanup(prefix);
+  });
+
+  const callOn = (gw: Gateway, key: string) => rpc(`${gw.url}/l1`, CALL, { apikey: key });
+
+  it('holds one rate limit across two instances', async () => {
+    const { value } = await stack.createKey('shared');
+    const start = clock;
+    let allowed = 0;
+    // 40 calls per second for 5 simulated seconds, alternating instances, against 20/s.
+    for (let i = 0; i < 200; i++) {
+      clock = start + i * 25;
+      const res = await callOn(i % 2 === 0 ? stack.gateway : other, value);
+      if (res.status === 200) allowed++;
+      else expect(res.status).to.equal(429);
+    }
+    expect(allowed).to.be.within(100 * 0.95, 100 * 1.05 + 1);
+  });
+
+  it('refuses a key revoked through one instance on the other within a second', async () => {
+    const { value, id } = await stack.createKey('enterprise');
+    expect((await callOn(other, value)).status).to.equal(200);
+    await stack.gateway.keys.revoke(id);
+    const started = Date.now();
+    let status = 200;
+    while (status === 200 && Date.now() - started < 1_000) {
+      status = (await callOn(other, value)).status;
+      if (status === 200) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(status).to.equal(401);
+  });
+
+  it('adds up usage from both instances', async () => {
+    clock += 60_000;
+    const { value, id } = await stack.createKey('enterprise');
+    for (let i = 0; i < 3; i++) await callOn(stack.gateway, value);
+    for (let i = 0; i < 4; i++) await callOn(other, value);
+    const rows = await other.limiter.usage(id);
+    expect(rows.map((r) => [r.chain, r.calls])).to.deep.equal([['l1', 7]]);
+  });
+
+  it('moves keys between the file store and Redis without values', async () => {
+    const file = `${stack.dir}/file.yaml`;
+    const { writeFile, readFile } = await import('node:fs/promises');
+    const redisText = await readFile(stack.configFile, 'utf8');
+    await writeFile(file, redisText.replace(/^store: .*$/m, `store: { kind: file, path: "${stack.dir}/exported.json" }`));
+    const created = await runCli(['keys', 'create', '--config', file, '--account', 'moved', '--tier', 'enterprise']);
+    const value = lastLine(created.stdout);
+    const exported = await runCli(['keys', 'export', '--config', file]);
+    expect(exported.code).to.equal(0);
+    expect(exported.stdout).to.not.contain(value);
+    await writeFile(`${stack.dir}/keys.jsonl`, exported.stdout);
+    const imported = await runCli(['keys', 'import', `${stack.dir}/keys.jsonl`, '--config', stack.configFile]);
+    expect(imported.stderr).to.equal('');
+    expect(imported.stdout).to.contain('imported 1 keys into the redis store');
+    expect((await callOn(other, value)).status).to.equal(200);
+  });
+
+  describe('when Redis goes away', () => {
+    const proxy = new TcpProxy('127.0.0.1', 6379);
+    let open: Stack;
+    let closed: Stack;
+    let keyOpen: string;
+    let keyClosed: string;
+
+    before(async () => {
+      await proxy.start();
+      const store = (policy: string) =>
+        `{ kind: redis, url: "redis://127.0.0.1:${proxy.port}", prefix: "${prefix}", timeoutMs: 200, onFailure: ${policy}, instances: 2 }`;
+      open = await startStack({ chains: CHAINS, tiers: TIERS, storeYaml: store('fail-open') });
+      closed = await startStack({ chains: CHAINS, tiers: TIERS, storeYaml: store('fail-closed') });
+      keyOpen = open.key;
+      keyClosed = closed.key;
+      // Both keys are cached now.
+      expect((await callOn(open.gateway, keyOpen)).status).to.equal(200);
+      expect((await callOn(closed.gateway, keyClosed)).status).to.equal(200);
+    });
+    after(async () => {
+      await proxy.close();
+      await open.close();
+      await closed.close();
+    });
+
+    it('fail-open keeps serving with local limits; fail-closed answers 503; neither crashes', async () => {
+      await proxy.cut();
+      for (let i = 0; i < 5; i++) {
+        expect((await callOn(open.gateway, keyOpen)).status).to.equal(200);
+        const refused = await callOn(closed.gateway, keyClosed);
+        expect(refused.status).to.equal(503);
+        expect((refused.json as { error: { code: number } }).error.code).to.equal(-32603);
+      }
+      expect((await get(open.admin('/metrics'))).text).to.match(/noderouter_store_up 0/);
+      expect((await get(closed.admin('/health/ready'))).status).to.equal(503);
+      expect((await get(open.admin('/health/ready'))).status).to.equal(200);
+    });
+
+    it('recovers by itself when Redis returns', async () => {
+      await proxy.restore();
+      const deadline = Date.now() + 5_000;
+      let status = 0;
+      while (Date.now() < deadline) {
+        status = (await callOn(closed.gateway, keyClosed)).status;
+        if (status === 200) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(status).to.equal(200);
+      expect((await get(closed.admin('/health/ready'))).status).to.equal(200);
+      expect((await get(open.admin('/metrics'))).text).to.match(/noderouter_store_up 1/);
+    });
+  });
+});
