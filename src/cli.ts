@@ -130,7 +130,7 @@ async function devnetOnly(args: ParsedArgs): Promise<number> {
 }
 
 async function checkConfig(args: ParsedArgs): Promise<number> {
-  const file = defaultConfigPath(args.positional[0] ?? option(args, 'config'));
+  const file = defaultConfigPath(args.positional[1] ?? option(args, 'config'));
   const config = await loadConfig(file);
   out(`${config.file}: ok (${Object.keys(config.chains).length} chain endpoints, ${Object.keys(config.tiers).length} tiers)`);
   return 0;

@@ -64,7 +64,8 @@ export class NodePool {
 
   private retains(n: PoolNode, height: number | undefined): boolean {
     if (height === undefined) return true;
-    if (n.earliest !== undefined) return n.earliest <= height && (n.head === undefined || height <= n.head);
+    // Heights above the head are left to the node to refuse: that is the chain's answer.
+    if (n.earliest !== undefined) return n.earliest <= height;
     return n.role === 'archive';
   }
 

@@ -145,7 +145,7 @@ export function configYaml(
         `    network: ${c.network ?? c.name}`,
         `    route: { path: ${c.path}${c.host === undefined ? '' : `, host: ${c.host}`} }`,
         `    archiveOnly: ${c.archiveOnly === true}`,
-        `    health: { intervalMs: ${opts.probeIntervalMs}, timeoutMs: 500 }`,
+        c.extra?.includes('    health:') === true ? '' : `    health: { intervalMs: ${opts.probeIntervalMs}, timeoutMs: 500 }`,
         c.extra ?? '',
         `    nodes:`,
         nodes,
@@ -164,10 +164,10 @@ export function configYaml(
     opts.extraYaml ?? '',
     'chains:',
     chainYaml,
-    '',
   ]
     .filter((l) => l !== '')
-    .join('\n');
+    .join('\n')
+    .concat('\n');
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {

@@ -1,0 +1,179 @@
+// EVM chains (JSON-RPC 2.0 over POST at the root; batches are arrays). This plugin
+// knows where each method carries its block parameter, so calls reaching into old
+// state go to archive nodes; block hashes cannot be placed and go to full nodes,
+// whose pruned-state answer sends them on to an archive node.
+
+import { parseJsonRpcBody } from '../../src/jsonrpc/envelope.js';
+import {
+  definePlugin,
+  type Call,
+  type ChainHandler,
+  type NodeClient,
+  type NodeHead,
+  type PoolView,
+  type Routing,
+} from '../../src/plugin.js';
+import { CostTable } from '../shared/costs.js';
+import { jsonRpcVerdict, splitMethod } from '../shared/jsonrpc-verdict.js';
+import { costTable, nameList, positiveInt, unknownKeys, type Problems } from '../shared/options.js';
+
+/** Position of the block parameter, by method name after the namespace. */
+const BLOCK_PARAM: ReadonlyMap<string, number> = new Map([
+  ['getBalance', 1],
+  ['getCode', 1],
+  ['getTransactionCount', 1],
+  ['call', 1],
+  ['estimateGas', 1],
+  ['createAccessList', 1],
+  ['getStorageAt', 2],
+  ['getProof', 2],
+  ['getBlockByNumber', 0],
+  ['getBlockTransactionCountByNumber', 0],
+  ['getUncleCountByBlockNumber', 0],
+  ['getTransactionByBlockNumberAndIndex', 0],
+  ['getUncleByBlockNumberAndIndex', 0],
+  ['getBlockReceipts', 0],
+  ['feeHistory', 1],
+]);
+
+/** Method names (after the namespace) reported as metric labels; others fold into "other". */
+const KNOWN = new Set([
+  ...BLOCK_PARAM.keys(),
+  'blockNumber',
+  'chainId',
+  'gasPrice',
+  'maxPriorityFeePerGas',
+  'syncing',
+  'getLogs',
+  'getBlockByHash',
+  'getTransactionByHash',
+  'getTransactionReceipt',
+  'sendRawTransaction',
+  'subscribe',
+  'unsubscribe',
+  'newFilter',
+  'getFilterChanges',
+  'version',
+  'clientVersion',
+  'traceTransaction',
+  'traceCall',
+  'traceBlockByNumber',
+  'block',
+  'transaction',
+  'filter',
+]);
+
+const ALWAYS_NAMESPACES = ['net', 'web3', 'debug', 'trace'];
+const ARCHIVE_NAMESPACES = new Set(['debug', 'trace']);
+const PRUNED =
+  /missing trie node|header not found|BlockOutOfRange|historical state|is not available|pruned|state histories haven't been fully indexed|required historical state unavailable|old data not available|distance to target block exceeds maximum/i;
+const HEX = /^0x[0-9a-fA-F]{1,16}$/;
+const TAGS = new Set(['latest', 'pending', 'safe', 'finalized']);
+
+type BlockRef = { kind: 'recent' } | { kind: 'number'; n: number } | { kind: 'earliest' } | { kind: 'hash' };
+const RECENT: BlockRef = { kind: 'recent' };
+const EARLIEST: BlockRef = { kind: 'earliest' };
+const HASH: BlockRef = { kind: 'hash' };
+
+function blockRef(v: unknown): BlockRef {
+  if (typeof v === 'string') {
+    if (TAGS.has(v)) return RECENT;
+    if (v === 'earliest') return EARLIEST;
+    if (HEX.test(v)) return { kind: 'number', n: parseInt(v, 16) };
+    return RECENT;
+  }
+  if (v !== null && typeof v === 'object') {
+    const o = v as { blockNumber?: unknown; blockHash?: unknown };
+    if (o.blockHash !== undefined) return HASH;
+    if (o.blockNumber !== undefined) return blockRef(o.blockNumber);
+  }
+  // Absent block parameters mean "latest".
+  return RECENT;
+}
+
+interface EvmOptions {
+  readonly namespaces: readonly string[];
+  readonly fullHistory: number;
+  readonly costs: CostTable;
+}
+
+function createHandler(o: EvmOptions): ChainHandler {
+  const namespaces = new Set([...o.namespaces, ...ALWAYS_NAMESPACES]);
+  const probeBody = `{"jsonrpc":"2.0","id":1,"method":"${o.namespaces[0] ?? 'eth'}_getBlockByNumber","params":["latest",false]}`;
+  const labels = new Map<string, string>();
+
+  const label = (method: string, ns: string, name: string): string => {
+    let l = labels.get(method);
+    if (l === undefined) {
+      l = namespaces.has(ns) && KNOWN.has(name) ? method : 'other';
+      if (labels.size < 1024) labels.set(method, l);
+    }
+    return l;
+  };
+
+  /** Is this reference older than what full nodes keep? */
+  const old = (ref: BlockRef, view: PoolView): boolean => {
+    if (ref.kind === 'earliest') return true;
+    if (ref.kind !== 'number' || view.head === undefined) return false;
+    return ref.n < view.head - o.fullHistory;
+  };
+
+  return {
+    errorStyle: 'jsonrpc',
+    parse(req) {
+      if (req.method !== 'POST') return { kind: 'unsupported', status: 405, message: 'JSON-RPC endpoints take POST' };
+      if (req.path !== '/') return { kind: 'unsupported', status: 404, message: 'JSON-RPC is served at the endpoint root' };
+      const { batch, items } = parseJsonRpcBody(req.body.toString('utf8'));
+      return { kind: 'jsonrpc', batch, items };
+    },
+    classify(call: Call, view: PoolView): Routing {
+      const [ns, name] = splitMethod(call.method);
+      const cost = o.costs.of(call.method, name);
+      const l = label(call.method, ns, name);
+      if (ARCHIVE_NAMESPACES.has(ns)) return { archive: true, cost, label: l };
+      if (!namespaces.has(ns)) return { archive: false, cost, label: l };
+      const params = Array.isArray(call.params) ? (call.params as unknown[]) : undefined;
+      let archive = false;
+      if (name === 'getLogs') {
+        const filter = params?.[0] as { fromBlock?: unknown; blockHash?: unknown } | undefined;
+        if (filter !== undefined && filter !== null && filter.blockHash === undefined && filter.fromBlock !== undefined) {
+          archive = old(blockRef(filter.fromBlock), view);
+        }
+      } else {
+        const at = BLOCK_PARAM.get(name);
+        if (at !== undefined && params !== undefined) archive = old(blockRef(params[at]), view);
+      }
+      return { archive, cost, label: l };
+    },
+    judge(_call, reply) {
+      return jsonRpcVerdict(reply, PRUNED);
+    },
+    async probe(node: NodeClient, timeoutMs: number): Promise<NodeHead> {
+      const res = await node.request({ method: 'POST', path: '/', body: probeBody }, timeoutMs);
+      if (res.status !== 200) throw new Error(`probe answered HTTP ${res.status}`);
+      const body = JSON.parse(res.text) as { result?: { number?: unknown; hash?: unknown } };
+      const n = body.result?.number;
+      if (typeof n !== 'string' || !HEX.test(n)) throw new Error('probe answer has no block number');
+      return { height: parseInt(n, 16), hash: typeof body.result?.hash === 'string' ? body.result.hash : undefined };
+    },
+  };
+}
+
+export default definePlugin({
+  name: 'evm',
+  validateOptions(options): Problems {
+    const problems: Problems = [];
+    unknownKeys(options, ['namespaces', 'fullHistory', 'costs'], problems);
+    nameList(options, 'namespaces', problems);
+    positiveInt(options, 'fullHistory', problems);
+    costTable(options, problems);
+    return problems;
+  },
+  create(ctx) {
+    return createHandler({
+      namespaces: (ctx.options.namespaces as string[] | undefined) ?? ['eth', 'evm'],
+      fullHistory: (ctx.options.fullHistory as number | undefined) ?? 128,
+      costs: new CostTable({ getLogs: 5, 'debug_*': 10, 'trace_*': 10 }, ctx.options.costs),
+    });
+  },
+});

@@ -1,0 +1,212 @@
+// One simulated node: an HTTP server speaking its family's protocol, recording every
+// request it receives, with faults that tests and the control server switch on and
+// off at run time (latency, errors, hangs, bad bodies, a stalled head, down).
+
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { memberRaw, splitArray } from '../jsonrpc/raw-json.js';
+import type { SimChain } from './chain.js';
+import type { DevRequest, Family, NodeView, RpcOutcome } from './family.js';
+import type { DevnetFamily, NodeFaults, RecordedRequest } from './index.js';
+
+const MAX_RECORDS = 10_000;
+
+function rpcText(id: string, outcome: RpcOutcome): string {
+  const idText = outcome.id ?? id;
+  if ('error' in outcome) return `{"jsonrpc":"2.0","id":${idText},"error":${JSON.stringify(outcome.error)}}`;
+  return `{"jsonrpc":"2.0","id":${idText},"result":${JSON.stringify(outcome.result ?? null)}}`;
+}
+
+export class DevnetNodeServer implements NodeView {
+  readonly received: RecordedRequest[] = [];
+  url = '';
+  private server: Server | undefined;
+  private faults: NodeFaults = {};
+  private stalledAt: number | undefined;
+  private readonly hung = new Set<ServerResponse>();
+  private readonly sockets = new Set<Socket>();
+  private port: number;
+
+  constructor(
+    readonly name: string,
+    readonly network: string,
+    readonly family: DevnetFamily,
+    readonly role: 'full' | 'archive',
+    readonly chain: SimChain,
+    readonly chainId: number,
+    private readonly impl: Family,
+    private readonly fullRetention: number,
+    private readonly host: string,
+    port: number,
+  ) {
+    this.port = port;
+  }
+
+  height(): number {
+    const h = this.chain.height();
+    return this.stalledAt === undefined ? h : Math.min(h, this.stalledAt);
+  }
+
+  earliest(): number {
+    return this.role === 'archive' ? 1 : Math.max(1, this.height() - this.fullRetention + 1);
+  }
+
+  async listen(): Promise<void> {
+    const server = createServer((req, res) => this.onRequest(req, res));
+    server.keepAliveTimeout = 5_000;
+    server.on('connection', (s: Socket) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, this.host, () => resolve());
+    });
+    this.port = (server.address() as AddressInfo).port;
+    this.url = `http://${this.host}:${this.port}`;
+    this.server = server;
+  }
+
+  private async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (server === undefined) return;
+    for (const res of this.hung) res.destroy();
+    this.hung.clear();
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  clearReceived(): void {
+    this.received.length = 0;
+  }
+
+  currentFaults(): NodeFaults {
+    return { ...this.faults };
+  }
+
+  async setFaults(f: NodeFaults): Promise<void> {
+    const wasDown = this.faults.down === true;
+    this.faults = { ...f };
+    this.stalledAt = f.stalled === true ? (this.stalledAt ?? this.chain.height()) : undefined;
+    if (f.hang !== true) {
+      for (const res of this.hung) res.destroy();
+      this.hung.clear();
+    }
+    if (f.down === true && !wasDown) await this.stop();
+    if (f.down !== true && wasDown) await this.listen();
+  }
+
+  clearFaults(): Promise<void> {
+    return this.setFaults({});
+  }
+
+  close(): Promise<void> {
+    return this.stop();
+  }
+
+  private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const path = req.url ?? '/';
+      this.received.push({ method: req.method ?? 'GET', path, headers: { ...req.headers }, body, at: Date.now() });
+      if (this.received.length > MAX_RECORDS) this.received.splice(0, this.received.length - MAX_RECORDS);
+      const delay = this.faults.latencyMs ?? 0;
+      if (delay > 0) setTimeout(() => this.answer(req, res, path, body), delay);
+      else this.answer(req, res, path, body);
+    });
+  }
+
+  private answer(req: IncomingMessage, res: ServerResponse, path: string, body: string): void {
+    const f = this.faults;
+    if (f.hang === true) {
+      this.hung.add(res);
+      res.on('close', () => this.hung.delete(res));
+      return;
+    }
+    if (f.status !== undefined) return this.send(res, f.status, `{"error":"devnet fault: HTTP ${f.status}"}`);
+    if (f.html === true) return this.send(res, 200, '<html><body><h1>502 Bad Gateway</h1></body></html>', 'text/html');
+    if (f.errorRate !== undefined && Math.random() < f.errorRate) {
+      return this.send(res, 500, '{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}');
+    }
+    const q = path.indexOf('?');
+    const pathname = q < 0 ? path : path.slice(0, q);
+    const request: DevRequest = {
+      method: req.method ?? 'GET',
+      path: pathname,
+      query: new URLSearchParams(q < 0 ? '' : path.slice(q + 1)),
+      headers: req.headers,
+      body,
+    };
+    let status = 200;
+    let text: string;
+    let headers: Readonly<Record<string, string>> | undefined;
+    if (request.method === 'POST' && this.impl.rpcPath(pathname)) {
+      text = this.jsonRpc(body);
+    } else {
+      const a = this.impl.http?.(request, this);
+      if (a === undefined) {
+        status = 404;
+        text = '{"error":"not found"}';
+      } else {
+        status = a.status;
+        text = a.body;
+        headers = a.headers;
+      }
+    }
+    if (f.truncated === true) text = text.slice(0, Math.max(1, Math.floor(text.length / 2)));
+    this.send(res, status, text, 'application/json', headers);
+  }
+
+  private send(
+    res: ServerResponse,
+    status: number,
+    body: string,
+    type = 'application/json',
+    headers?: Readonly<Record<string, string>>,
+  ): void {
+    if (res.destroyed) return;
+    res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), ...headers });
+    res.end(body);
+  }
+
+  /** A JSON-RPC body, single or batch, answered with every id echoed byte for byte. */
+  private jsonRpc(body: string): string {
+    let value: unknown;
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}';
+    }
+    if (Array.isArray(value)) {
+      const raws = splitArray(body) ?? [];
+      if (value.length === 0) return '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"empty batch"}}';
+      const out: string[] = [];
+      value.forEach((item, i) => {
+        const t = this.item(item, raws[i] ?? '');
+        if (t !== undefined) out.push(t);
+      });
+      return `[${out.join(',')}]`;
+    }
+    return this.item(value, body.trim()) ?? '';
+  }
+
+  private item(value: unknown, raw: string): string | undefined {
+    if (value === null || typeof value !== 'object') return rpcText('null', { error: { code: -32600, message: 'invalid request' } });
+    const v = value as { id?: unknown; method?: unknown; params?: unknown };
+    const id = 'id' in v ? (memberRaw(raw, 'id') ?? 'null') : undefined;
+    if (typeof v.method !== 'string') return rpcText(id ?? 'null', { error: { code: -32600, message: 'invalid request' } });
+    let outcome: RpcOutcome | undefined;
+    try {
+      outcome = this.impl.rpc(v.method, v.params, this);
+    } catch (err) {
+      outcome = { error: { code: -32602, message: `invalid params: ${(err as Error).message}` } };
+    }
+    outcome ??= { error: { code: -32601, message: `the method ${v.method} does not exist/is not available` } };
+    // Notifications get no answer (CometBFT's fixed ids still answer).
+    if (id === undefined && outcome.id === undefined) return undefined;
+    return rpcText(id ?? 'null', outcome);
+  }
+}

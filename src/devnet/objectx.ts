@@ -1,0 +1,102 @@
+// A Sui-like object-model node: sui_, suix_ and objectx_ answer alike. The head is
+// the latest checkpoint; a full node keeps `fullRetention` checkpoints and answers
+// older checkpoints and past object versions with a "pruned" error.
+
+import { seeded } from './chain.js';
+import type { Family, NodeView, RpcOutcome } from './family.js';
+
+const SUI = '0x2::sui::SUI';
+
+function checkpoint(node: NodeView, n: number): Record<string, unknown> {
+  return {
+    epoch: String(Math.floor(n / 1000)),
+    sequenceNumber: String(n),
+    digest: node.chain.hash(n).slice(2, 46),
+    networkTotalTransactions: String(n * 7),
+    previousDigest: n > 1 ? node.chain.hash(n - 1).slice(2, 46) : null,
+    epochRollingGasCostSummary: { computationCost: '0', storageCost: '0', storageRebate: '0', nonRefundableStorageFee: '0' },
+    timestampMs: String(node.chain.time(n) * 1000),
+    transactions: [],
+    checkpointCommitments: [],
+    validatorSignature: 'devnet',
+  };
+}
+
+function balance(owner: string, coinType: string): Record<string, unknown> {
+  return {
+    coinType,
+    coinObjectCount: seeded(`${owner}:${coinType}:count`, 20) + 1,
+    totalBalance: String(BigInt(seeded(`${owner}:${coinType}`, 1_000_000_000) + 1) * 1000n),
+    lockedBalance: {},
+  };
+}
+
+function pruned(n: number): RpcOutcome {
+  return { error: { code: -32602, message: `Checkpoint ${n} was pruned and is not available on this fullnode` } };
+}
+
+function call(method: string, params: unknown, node: NodeView): RpcOutcome | undefined {
+  const i = method.indexOf('_');
+  const ns = method.slice(0, i);
+  if (ns !== 'sui' && ns !== 'suix' && ns !== 'objectx') return undefined;
+  const name = method.slice(i + 1);
+  const p = Array.isArray(params) ? (params as unknown[]) : [];
+  const head = node.height();
+  switch (name) {
+    case 'getBalance':
+      return { result: balance(String(p[0] ?? ''), typeof p[1] === 'string' ? p[1] : SUI) };
+    case 'getAllBalances':
+      return { result: [balance(String(p[0] ?? ''), SUI)] };
+    case 'getLatestCheckpointSequenceNumber':
+      return { result: String(head) };
+    case 'getCheckpoint': {
+      const n = Number(p[0]);
+      if (!Number.isInteger(n) || n < 0) return { error: { code: -32602, message: 'Invalid params' } };
+      if (n > head) return { error: { code: -32602, message: `Could not find the referenced checkpoint ${n}` } };
+      if (n < node.earliest()) return pruned(n);
+      return { result: checkpoint(node, n) };
+    }
+    case 'getChainIdentifier':
+      return { result: node.chain.hash(1).slice(2, 10) };
+    case 'getReferenceGasPrice':
+      return { result: '1000' };
+    case 'getTotalTransactionBlocks':
+      return { result: String(head * 7) };
+    case 'getObject':
+      return {
+        result: {
+          data: {
+            objectId: String(p[0] ?? ''),
+            version: String(head),
+            digest: node.chain.hash(head).slice(2, 46),
+            type: '0x2::coin::Coin<0x2::sui::SUI>',
+          },
+        },
+      };
+    case 'tryGetPastObject': {
+      const version = Number(p[1]);
+      if (!Number.isInteger(version) || version < 0) return { error: { code: -32602, message: 'Invalid params' } };
+      if (version > head)
+        return {
+          result: {
+            status: 'VersionTooHigh',
+            details: { object_id: String(p[0] ?? ''), asked_version: String(version), latest_version: String(head) },
+          },
+        };
+      if (version < node.earliest()) return pruned(version);
+      return {
+        result: {
+          status: 'VersionFound',
+          details: { objectId: String(p[0] ?? ''), version: String(version), digest: node.chain.hash(version).slice(2, 46) },
+        },
+      };
+    }
+    default:
+      return undefined;
+  }
+}
+
+export const objectxFamily: Family = {
+  rpcPath: (path) => path === '/',
+  rpc: call,
+};
