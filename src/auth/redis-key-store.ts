@@ -5,6 +5,7 @@
 // Layout under the prefix: k:<id> record, h:<hash> id, p:<prefix> id, ids (set),
 // lastused (hash id → ms), and the channel `changes`.
 
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { generateId, generateKey, hashKey, keyPrefix } from './key-format.js';
 import {
@@ -31,6 +32,8 @@ export class RedisKeyStore implements KeyStore {
   private readonly listeners: Array<(c: StoreChange) => void> = [];
   private readonly touched = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
+  /** Tags this instance's announcements: it applied them already and ignores their echo. */
+  private readonly origin = randomUUID();
 
   private constructor(
     private readonly redis: Redis,
@@ -53,12 +56,15 @@ export class RedisKeyStore implements KeyStore {
     if (subscriber !== undefined) {
       const channel = `${options.prefix}changes`;
       subscriber.client.on('message', (ch: string, message: string) => {
-        if (ch === channel) store.emit(store.decode(message));
+        const change = ch === channel ? store.decode(message) : undefined;
+        if (change !== undefined) store.emit(change);
       });
       // Messages sent while disconnected are lost: after a reconnect, forget everything.
+      let connectedBefore = false;
       subscriber.client.on('ready', () => {
         void subscriber.client.subscribe(channel).catch(() => undefined);
-        store.emit({ all: true });
+        if (connectedBefore) store.emit({ all: true });
+        connectedBefore = true;
       });
       await subscriber.ready(options.live?.timeoutMs ?? 1_000);
       store.timer = setInterval(() => void store.flushTouches(), TOUCH_FLUSH_MS).unref();
@@ -66,9 +72,10 @@ export class RedisKeyStore implements KeyStore {
     return store;
   }
 
-  private decode(message: string): StoreChange {
+  private decode(message: string): StoreChange | undefined {
     try {
-      const v = JSON.parse(message) as { hashes?: unknown };
+      const v = JSON.parse(message) as { hashes?: unknown; origin?: unknown };
+      if (v.origin === this.origin) return undefined;
       if (Array.isArray(v.hashes) && v.hashes.every((h) => typeof h === 'string')) return { hashes: v.hashes as string[] };
     } catch {
       // fall through: an unreadable announcement drops everything, which is always safe.
@@ -82,7 +89,7 @@ export class RedisKeyStore implements KeyStore {
 
   private async announce(hashes: readonly string[]): Promise<void> {
     this.emit({ hashes });
-    await this.redis.publish(`${this.prefix}changes`, JSON.stringify({ hashes }));
+    await this.redis.publish(`${this.prefix}changes`, JSON.stringify({ origin: this.origin, hashes }));
   }
 
   private key(kind: string, id: string): string {

@@ -59,9 +59,12 @@ export function createAdminApp(deps: AdminAppDeps): Koa {
       .chains()
       .filter((c) => !c.pool.hasUsableNode())
       .map((c) => c.name);
-    const ready = state === 'ready' && unusable.length === 0;
+    const store = deps.store();
+    // Fail-open keeps serving without the store; fail-closed cannot.
+    const storeOk = store.up || store.policy === 'fail-open';
+    const ready = state === 'ready' && unusable.length === 0 && storeOk;
     ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ready' : 'not ready', lifecycle: state, chainsWithoutNodes: unusable };
+    ctx.body = { status: ready ? 'ready' : 'not ready', lifecycle: state, chainsWithoutNodes: unusable, store };
   });
   router.get('/health/chains', (ctx) => {
     ctx.body = { chains: deps.chains().map(poolState) };

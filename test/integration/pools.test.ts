@@ -47,6 +47,16 @@ describe('node pools', function () {
       chains: [
         EVM3,
         {
+          name: 'brk',
+          plugin: 'evm',
+          path: '/brk',
+          extra: '    breaker: { volumeThreshold: 3, errorThresholdPercentage: 50, resetTimeoutMs: 150, rollingWindowMs: 10000 }',
+          nodes: [
+            { name: 'b-full-1', role: 'full' },
+            { name: 'b-full-2', role: 'full' },
+          ],
+        },
+        {
           name: 'weighted',
           plugin: 'evm',
           path: '/weighted',
@@ -173,20 +183,25 @@ describe('node pools', function () {
   });
 
   it('opens a breaker on failures, half-opens after the reset time, closes on success', async () => {
-    const rt = runtime(stack, 'evm3');
-    const node = rt.pool.nodes.find((n) => n.name === 'e-full-3');
-    await stack.devnet.node('e-full-3').setFaults({ status: 502 });
-    for (let i = 0; i < 12; i++) expect((await call('/evm3', 'eth_gasPrice')).status).to.equal(200);
+    const rt = runtime(stack, 'brk');
+    const node = rt.pool.nodes.find((n) => n.name === 'b-full-2');
+    await stack.devnet.node('b-full-2').setFaults({ status: 502 });
+    for (let i = 0; i < 8; i++) expect((await call('/brk', 'eth_gasPrice')).status).to.equal(200);
     expect(node?.breakerState).to.equal('open');
-    expect((await get(stack.admin('/metrics'))).text).to.match(/noderouter_breaker_state\{chain="evm3",node="e-full-3"\} 2/);
+    expect((await get(stack.admin('/metrics'))).text).to.match(/noderouter_breaker_state\{chain="brk",node="b-full-2"\} 2/);
+    const health = (await get(stack.admin('/health/chains'))).json as {
+      chains: Array<{ chain: string; nodes: Array<{ name: string; breaker: string }> }>;
+    };
+    expect(health.chains.find((c) => c.chain === 'brk')?.nodes.find((n) => n.name === 'b-full-2')?.breaker).to.equal('open');
     clear(stack);
-    for (let i = 0; i < 6; i++) await call('/evm3', 'eth_gasPrice');
-    expect(hits(stack, 'e-full-3', 'eth_gasPrice')).to.equal(0);
-    await stack.devnet.node('e-full-3').clearFaults();
+    for (let i = 0; i < 6; i++) await call('/brk', 'eth_gasPrice');
+    expect(hits(stack, 'b-full-2', 'eth_gasPrice')).to.equal(0);
+    await stack.devnet.node('b-full-2').clearFaults();
     await new Promise((r) => setTimeout(r, 200));
     expect(node?.breakerState).to.equal('half-open');
-    for (let i = 0; i < 6; i++) await call('/evm3', 'eth_gasPrice');
+    for (let i = 0; i < 4; i++) await call('/brk', 'eth_gasPrice');
     expect(node?.breakerState).to.equal('closed');
+    expect(hits(stack, 'b-full-2', 'eth_gasPrice')).to.be.greaterThan(0);
   });
 
   it('does not open a breaker for the chain’s own errors, nor retry them', async () => {
