@@ -116,13 +116,15 @@ export class Metrics {
   private storeUp: () => boolean = () => true;
 
   constructor() {
-    const metrics = this;
+    // prom-client calls collect() with the gauge as `this`; arrow functions read our state.
+    const storeUp = (): boolean => this.storeUp();
+    const pools = (): Iterable<NodePool> => this.pools();
     new Gauge({
       name: 'noderouter_store_up',
       help: 'Whether the key and limits store answers (1) or not (0); the file store is always up.',
       registers: [this.registry],
       collect() {
-        this.set(metrics.storeUp() ? 1 : 0);
+        this.set(storeUp() ? 1 : 0);
       },
     });
     collectDefaultMetrics({ register: this.registry, prefix: 'noderouter_' });
@@ -134,7 +136,7 @@ export class Metrics {
         registers: [this.registry],
         collect() {
           this.reset();
-          for (const pool of metrics.pools()) {
+          for (const pool of pools()) {
             for (const [node, value] of read(pool)) if (value !== undefined) this.set({ chain: pool.chain, node }, value);
           }
         },
