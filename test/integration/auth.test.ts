@@ -33,6 +33,17 @@ describe('API keys', function () {
     expect(reached).to.have.length(0);
   });
 
+  it('remembers unknown keys, so a flood of one bad key asks the store once', async () => {
+    const bad = 'nrk_' + 'z'.repeat(32);
+    const metric = async (): Promise<number> => {
+      const text = (await get(stack.admin('/metrics'))).text;
+      return Number(/noderouter_key_cache_lookups_total\{result="miss"\} (\d+)/.exec(text)?.[1] ?? 0);
+    };
+    const before = await metric();
+    for (let i = 0; i < 20; i++) expect((await rpc(stack.url('/l1'), CALL, { apikey: bad })).status).to.equal(401);
+    expect((await metric()) - before).to.equal(1);
+  });
+
   it('refuses a malformed key (too long, bad characters) with the same answer', async () => {
     expectRpcError(await rpc(stack.url('/l1'), CALL, { apikey: 'k'.repeat(300) }), 401, -32016, 42);
     expectRpcError(await rpc(stack.url('/l1'), CALL, { apikey: 'bad key!' }), 401, -32016, 42);

@@ -298,6 +298,17 @@ describe('node pools', function () {
     expect(bad.text).to.not.contain('<html');
   });
 
+  it('counts a call once in usage however many nodes tried it', async () => {
+    const { value, id } = await stack.createKey('growth');
+    await stack.devnet.node('e-full-1').setFaults({ status: 503 });
+    await stack.devnet.node('e-full-2').setFaults({ html: true });
+    for (let i = 0; i < 3; i++) expect((await call('/evm3', 'eth_gasPrice', [], { apikey: value })).status).to.equal(200);
+    const rows = await stack.gateway.limiter.usage(id);
+    expect(rows.map((r) => [r.chain, r.calls, r.errors])).to.deep.equal([['evm3', 3, 0]]);
+    const metrics = (await get(stack.admin('/metrics'))).text;
+    expect(metrics).to.match(/noderouter_retries_total\{chain="evm3",reason="failure"\} [1-9]/);
+  });
+
   it('loses no client request when one of three nodes dies under steady traffic', async () => {
     let failures = 0;
     let done = 0;
