@@ -2,13 +2,24 @@
 // the plugin's handler, the node pool, its health prober and its forwarder, wired to
 // metrics and logs. Built whole before it serves; closed whole when replaced.
 
-import type { ChainConfig } from './config/types.js';
+import type { ChainConfig, ServerConfig } from './config/types.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics/metrics.js';
-import type { ChainHandler, ChainPlugin } from './plugin.js';
+import type { ChainHandler, ChainPlugin, JsonLimits } from './plugin.js';
+import { DEFAULT_UPSTREAM_OPTIONS } from './pool/upstream.js';
 import { Forwarder } from './pool/forwarder.js';
 import { HealthProber } from './pool/health.js';
 import { NodePool, type PoolEvents } from './pool/pool.js';
+
+/** Server limits a chain runtime applies (from `server:` in config). */
+export interface RuntimeLimits {
+  readonly json: JsonLimits;
+  readonly maxResponseBytes: number;
+}
+
+export function runtimeLimits(server: ServerConfig): RuntimeLimits {
+  return { json: { maxDepth: server.maxJsonDepth, maxMethodLength: server.maxMethodLength }, maxResponseBytes: server.maxResponseBytes };
+}
 
 export interface ChainRuntime {
   readonly name: string;
@@ -29,9 +40,10 @@ export function createChainRuntime(
   plugin: ChainPlugin,
   metrics: Metrics,
   logger: Logger,
+  limits: RuntimeLimits,
   previous?: ChainRuntime,
 ): ChainRuntime {
-  const handler = plugin.create({ chain: config.name, options: config.options });
+  const handler = plugin.create({ chain: config.name, options: config.options, limits: limits.json });
   const adopt = previous !== undefined && sameNodes(previous.config, config) ? previous.pool.nodes : undefined;
   const events: PoolEvents = {
     rotation(p, node, inRotation, reason) {
@@ -56,7 +68,7 @@ export function createChainRuntime(
       });
     },
   };
-  const pool = new NodePool(config, events, undefined, adopt);
+  const pool = new NodePool(config, events, { ...DEFAULT_UPSTREAM_OPTIONS, maxResponseBytes: limits.maxResponseBytes }, adopt);
   if (adopt !== undefined) pool.refreshView();
   const prober = new HealthProber(pool, handler, {
     probed(p, node, ok) {

@@ -10,7 +10,7 @@ import { KeyCache } from './auth/key-cache.js';
 import { KeyService } from './auth/key-service.js';
 import type { KeyStore } from './auth/key-store.js';
 import { openStore, type StoreBundle } from './store/open-store.js';
-import { closeChainRuntime, createChainRuntime, type ChainRuntime } from './chain-runtime.js';
+import { closeChainRuntime, createChainRuntime, runtimeLimits, type ChainRuntime } from './chain-runtime.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import type { GatewayConfig } from './config/types.js';
 import { GatewayError } from './errors.js';
@@ -81,6 +81,7 @@ export class Gateway {
   adminUrl = '';
 
   private reloading: Promise<boolean> | undefined;
+  private closing: Promise<void> | undefined;
 
   private constructor(
     public config: GatewayConfig,
@@ -108,7 +109,9 @@ export class Gateway {
     const limiter = bundle.limiter;
     const gw = new Gateway(config, logger, metrics, bundle, new KeyService(store, config.tiers, config.keys.rotationGraceSeconds), limiter);
 
-    gw.chains = Object.values(config.chains).map((c) => createChainRuntime(c, loadedPlugin(c.plugin), metrics, logger));
+    gw.chains = Object.values(config.chains).map((c) =>
+      createChainRuntime(c, loadedPlugin(c.plugin), metrics, logger, runtimeLimits(config.server)),
+    );
     gw.table = new EndpointTable(gw.chains.map((rt) => ({ path: rt.config.route.path, host: rt.config.route.host, target: rt })));
     metrics.watchPools(() => gw.chains.map((c) => c.pool));
 
@@ -134,7 +137,14 @@ export class Gateway {
       now,
       touch: (id, at) => store.touch(id, at),
     });
-    const app = createGatewayApp({ endpoints: () => gw.table, pipeline, metrics, logger, draining: () => gw.lifecycle === 'draining' });
+    const app = createGatewayApp({
+      endpoints: () => gw.table,
+      pipeline,
+      metrics,
+      logger,
+      draining: () => gw.lifecycle === 'draining',
+      maxPathLength: () => gw.config.server.maxPathLength,
+    });
     const admin = createAdminApp({
       chains: () => gw.chains,
       metrics,
@@ -211,7 +221,7 @@ export class Gateway {
     const chains = Object.values(next.chains).map((c) => {
       const old = previous.get(c.name);
       if (old !== undefined && JSON.stringify(old.config) === JSON.stringify(c)) return old;
-      return createChainRuntime(c, loadedPlugin(c.plugin), this.metrics, this.logger, old);
+      return createChainRuntime(c, loadedPlugin(c.plugin), this.metrics, this.logger, runtimeLimits(next.server), old);
     });
     const retired = [...previous.values()].filter((old) => !chains.includes(old));
     for (const c of chains) if (!previous.has(c.name) || previous.get(c.name) !== c) c.prober.start();
@@ -245,12 +255,28 @@ export class Gateway {
     return this.chains;
   }
 
-  async close(): Promise<void> {
-    if (this.lifecycle === 'draining') return;
+  /**
+   * Graceful stop: readiness turns 503, the traffic listener stops accepting, in-flight
+   * requests finish (cut after server.shutdownTimeoutMs), then nodes, usage (flushed)
+   * and the store close; the admin listener goes last so readiness is visible meanwhile.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.doClose();
+    return this.closing;
+  }
+
+  private async doClose(): Promise<void> {
     this.lifecycle = 'draining';
-    await Promise.all(this.servers.map(closeServer));
+    const [traffic, admin] = this.servers;
+    const cut = setTimeout(() => traffic?.closeAllConnections(), this.config.server.shutdownTimeoutMs);
+    if (traffic !== undefined) await closeServer(traffic);
+    clearTimeout(cut);
     await Promise.all(this.chains.map((c) => closeChainRuntime(c)));
     await this.bundle.close();
+    if (admin !== undefined) {
+      admin.closeAllConnections();
+      await closeServer(admin);
+    }
     this.logger.info('gateway stopped', { event: 'stop' });
   }
 }

@@ -131,6 +131,11 @@ export interface NodeClient {
 /** A chain endpoint's instance of a plugin. */
 export interface ChainHandler {
   readonly errorStyle: ErrorStyle;
+  /**
+   * Ids a node may answer with instead of the caller's (CometBFT answers abci_info
+   * with -1). Any other id in a single answer marks the answer as not this call's.
+   */
+  readonly fixedReplyIds?: readonly string[];
   /** Turn an inbound HTTP request into calls; throws GatewayError (PARSE_ERROR, INVALID_REQUEST) on bad input. */
   parse(req: InboundRequest): ParsedRequest;
   classify(call: Call, view: PoolView): Routing;
@@ -139,9 +144,17 @@ export interface ChainHandler {
   probe(node: NodeClient, timeoutMs: number): Promise<NodeHead>;
 }
 
+/** Request limits from config that JSON-RPC parsing applies (see src/jsonrpc/envelope.ts). */
+export interface JsonLimits {
+  readonly maxDepth: number;
+  readonly maxMethodLength: number;
+}
+
 export interface PluginContext {
   /** The chain endpoint's name from config. */
   readonly chain: string;
+  /** Pass to parseJsonRpcBody. */
+  readonly limits: JsonLimits;
   /** The plugin's own options block from config, validated by `validateOptions`. */
   readonly options: Readonly<Record<string, unknown>>;
 }

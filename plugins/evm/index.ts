@@ -7,6 +7,7 @@ import { parseJsonRpcBody } from '../../src/jsonrpc/envelope.js';
 import {
   definePlugin,
   type Call,
+  type JsonLimits,
   type ChainHandler,
   type NodeClient,
   type NodeHead,
@@ -92,12 +93,14 @@ function blockRef(v: unknown): BlockRef {
 }
 
 interface EvmOptions {
+  readonly limits: JsonLimits;
   readonly namespaces: readonly string[];
   readonly fullHistory: number;
   readonly costs: CostTable;
 }
 
 function createHandler(o: EvmOptions): ChainHandler {
+  const limits = o.limits;
   const namespaces = new Set([...o.namespaces, ...ALWAYS_NAMESPACES]);
   const probeBody = `{"jsonrpc":"2.0","id":1,"method":"${o.namespaces[0] ?? 'eth'}_getBlockByNumber","params":["latest",false]}`;
   const labels = new Map<string, string>();
@@ -123,7 +126,7 @@ function createHandler(o: EvmOptions): ChainHandler {
     parse(req) {
       if (req.method !== 'POST') return { kind: 'unsupported', status: 405, message: 'JSON-RPC endpoints take POST' };
       if (req.path !== '/') return { kind: 'unsupported', status: 404, message: 'JSON-RPC is served at the endpoint root' };
-      const { batch, items } = parseJsonRpcBody(req.body.toString('utf8'));
+      const { batch, items } = parseJsonRpcBody(req.body.toString('utf8'), limits);
       return { kind: 'jsonrpc', batch, items };
     },
     classify(call: Call, view: PoolView): Routing {
@@ -171,6 +174,7 @@ export default definePlugin({
   },
   create(ctx) {
     return createHandler({
+      limits: ctx.limits,
       namespaces: (ctx.options.namespaces as string[] | undefined) ?? ['eth', 'evm'],
       fullHistory: (ctx.options.fullHistory as number | undefined) ?? 128,
       costs: new CostTable({ getLogs: 5, 'debug_*': 10, 'trace_*': 10 }, ctx.options.costs),

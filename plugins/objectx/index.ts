@@ -3,7 +3,7 @@
 // than the full nodes keep go to archive nodes.
 
 import { parseJsonRpcBody } from '../../src/jsonrpc/envelope.js';
-import { definePlugin, type ChainHandler, type NodeHead, type Routing } from '../../src/plugin.js';
+import { definePlugin, type JsonLimits, type ChainHandler, type NodeHead, type Routing } from '../../src/plugin.js';
 import { CostTable } from '../shared/costs.js';
 import { jsonRpcVerdict, splitMethod } from '../shared/jsonrpc-verdict.js';
 import { costTable, nameList, positiveInt, unknownKeys, type Problems } from '../shared/options.js';
@@ -39,7 +39,13 @@ const PAST_OBJECTS = new Set(['tryGetPastObject', 'tryMultiGetPastObjects']);
 const PRUNED = /pruned|is not available|not available on this fullnode/i;
 const DECIMAL = /^\d{1,20}$/;
 
-function createHandler(namespaces: ReadonlySet<string>, firstNs: string, fullHistory: number, costs: CostTable): ChainHandler {
+function createHandler(
+  limits: JsonLimits,
+  namespaces: ReadonlySet<string>,
+  firstNs: string,
+  fullHistory: number,
+  costs: CostTable,
+): ChainHandler {
   const probeBody = `{"jsonrpc":"2.0","id":1,"method":"${firstNs}_getLatestCheckpointSequenceNumber","params":[]}`;
   const labels = new Map<string, string>();
   return {
@@ -47,7 +53,7 @@ function createHandler(namespaces: ReadonlySet<string>, firstNs: string, fullHis
     parse(req) {
       if (req.method !== 'POST') return { kind: 'unsupported', status: 405, message: 'JSON-RPC endpoints take POST' };
       if (req.path !== '/') return { kind: 'unsupported', status: 404, message: 'JSON-RPC is served at the endpoint root' };
-      const { batch, items } = parseJsonRpcBody(req.body.toString('utf8'));
+      const { batch, items } = parseJsonRpcBody(req.body.toString('utf8'), limits);
       return { kind: 'jsonrpc', batch, items };
     },
     classify(call, view): Routing {
@@ -92,6 +98,7 @@ export default definePlugin({
   create(ctx) {
     const namespaces = (ctx.options.namespaces as string[] | undefined) ?? ['sui', 'suix', 'objectx'];
     return createHandler(
+      ctx.limits,
       new Set(namespaces),
       namespaces[0] ?? 'sui',
       (ctx.options.fullHistory as number | undefined) ?? 128,

@@ -4,7 +4,15 @@
 // holds it. The node's answers, ids included (abci_info's -1), are relayed as sent.
 
 import { parseJsonRpcBody, replyError } from '../../src/jsonrpc/envelope.js';
-import { definePlugin, type Call, type ChainHandler, type NodeHead, type PoolView, type Routing } from '../../src/plugin.js';
+import {
+  definePlugin,
+  type JsonLimits,
+  type Call,
+  type ChainHandler,
+  type NodeHead,
+  type PoolView,
+  type Routing,
+} from '../../src/plugin.js';
 import { CostTable } from '../shared/costs.js';
 import { costTable, positiveInt, unknownKeys, type Problems } from '../shared/options.js';
 
@@ -82,15 +90,17 @@ function callHeight(call: Call): number | undefined {
   return undefined;
 }
 
-function createHandler(fullHistory: number, costs: CostTable): ChainHandler {
+function createHandler(limits: JsonLimits, fullHistory: number, costs: CostTable): ChainHandler {
   return {
     errorStyle: 'jsonrpc',
+    // abci_info and the URI form are answered with id -1 whatever was sent.
+    fixedReplyIds: ['-1'],
     parse(req) {
       if (req.method === 'POST') {
         if (req.path !== '/' && !METHOD_PATH.test(req.path)) {
           return { kind: 'unsupported', status: 404, message: 'POST a JSON-RPC body to the root or to /<method>' };
         }
-        const { batch, items } = parseJsonRpcBody(req.body.toString('utf8'));
+        const { batch, items } = parseJsonRpcBody(req.body.toString('utf8'), limits);
         return { kind: 'jsonrpc', batch, items };
       }
       if (req.method === 'GET' || req.method === 'HEAD') {
@@ -150,6 +160,7 @@ export default definePlugin({
   },
   create(ctx) {
     return createHandler(
+      ctx.limits,
       (ctx.options.fullHistory as number | undefined) ?? 128,
       new CostTable({ tx_search: 5, block_search: 5, blockchain: 2 }, ctx.options.costs),
     );

@@ -16,6 +16,16 @@ export interface ServerConfig {
   readonly maxBodyBytes: number;
   /** Larger request headers get 431. */
   readonly maxHeaderBytes: number;
+  /** Deepest JSON nesting accepted in a request body. */
+  readonly maxJsonDepth: number;
+  /** Longest JSON-RPC method name accepted. */
+  readonly maxMethodLength: number;
+  /** Longest request path accepted. */
+  readonly maxPathLength: number;
+  /** Largest node answer read; a larger one counts as the node failing. */
+  readonly maxResponseBytes: number;
+  /** On SIGTERM, how long in-flight requests may take before connections are cut. */
+  readonly shutdownTimeoutMs: number;
   /** Deadline for one client request, every retry included. */
   readonly requestTimeoutMs: number;
   /** Time a client has to send its headers (slow-loris guard). */

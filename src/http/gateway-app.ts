@@ -14,8 +14,6 @@ import { normalizePath } from './path.js';
 import { outcomeOf, type Pipeline, type RequestOutcome } from './pipeline.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-/** Longest request path accepted (REST paths carry addresses, never kilobytes). */
-const MAX_PATH = 2048;
 
 export interface GatewayAppDeps {
   readonly endpoints: () => EndpointTable<ChainRuntime>;
@@ -24,6 +22,8 @@ export interface GatewayAppDeps {
   readonly logger: Logger;
   /** True while shutting down: requests still arriving on kept-alive connections get 503. */
   readonly draining: () => boolean;
+  /** Longest request path accepted (config may change on reload). */
+  readonly maxPathLength: () => number;
 }
 
 export function createGatewayApp(deps: GatewayAppDeps): Koa {
@@ -39,7 +39,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa {
     ctx.set('x-request-id', requestId);
     let path: string;
     try {
-      path = normalizePath(ctx.path, MAX_PATH);
+      path = normalizePath(ctx.path, deps.maxPathLength());
     } catch (err) {
       const e = err as GatewayError;
       ctx.status = e.status;
@@ -79,6 +79,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa {
       ctx.body = restErrorText(e);
       logger.error('request failed unexpectedly', { requestId, chain: chain.name, error: (err as Error).stack ?? String(err) });
     } finally {
+      // Answers finishing during a drain close their connection, so the drain ends.
+      if (deps.draining()) ctx.set('connection', 'close');
       gauge.dec();
       const seconds = (performance.now() - started) / 1000;
       metrics.requests.inc({ chain: chain.name, method: result.label, outcome: result.outcome, transport: 'http' });

@@ -3,17 +3,12 @@
 // JSON-RPC is a transport, not a chain: plugins of JSON-RPC families call this.
 
 import { GatewayError } from '../errors.js';
-import type { Call, InvalidItem, RpcItem } from '../plugin.js';
+import type { Call, InvalidItem, JsonLimits, RpcItem } from '../plugin.js';
 import { memberRaw, nestingDepth, splitArray } from './raw-json.js';
 
-export interface JsonRpcLimits {
-  /** Deepest nesting accepted in a body (objects and arrays). */
-  readonly maxDepth: number;
-  /** Longest method name accepted. */
-  readonly maxMethodLength: number;
-}
+export type JsonRpcLimits = JsonLimits;
 
-export const DEFAULT_JSONRPC_LIMITS: JsonRpcLimits = { maxDepth: 64, maxMethodLength: 128 };
+export const DEFAULT_JSONRPC_LIMITS: JsonRpcLimits = { maxDepth: 32, maxMethodLength: 128 };
 
 export interface ParsedBody {
   readonly batch: boolean;

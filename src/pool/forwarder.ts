@@ -174,7 +174,20 @@ export class Forwarder {
     const call = (calls[group.indices[0] as number] as RoutedCall).call;
     if (call.id === undefined) return [undefined];
     if (!looksLikeObject(reply.text)) throw new NodeFailure('garbage', 'node answer is not a JSON object');
+    const id = memberRaw(reply.text, 'id');
+    if (id !== call.id && !this.sameId(id, call.id)) throw new NodeFailure('garbage', 'node answered another call (wrong id)');
     return [reply.text];
+  }
+
+  /** Ids equal as JSON values (a node may re-serialise `1.0` as `1`), or one the plugin allows. */
+  private sameId(got: string | undefined, sent: string): boolean {
+    if (got === undefined) return false;
+    if (this.handler.fixedReplyIds?.includes(got) === true) return true;
+    try {
+      return JSON.parse(got) === JSON.parse(sent);
+    } catch {
+      return false;
+    }
   }
 
   private batchTexts(reply: UpstreamReply, calls: readonly RoutedCall[], group: Group): Array<string | undefined> {

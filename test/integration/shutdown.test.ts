@@ -1,0 +1,74 @@
+// SIGTERM on a running `noderouter serve`: readiness turns 503, in-flight requests
+// finish, usage is flushed to disk, and the process exits 0.
+
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FileKeyStore } from '../../src/auth/file-key-store.js';
+import { startDevnet, type Devnet } from '../../src/devnet/index.js';
+import { configYaml, DEFAULT_TIERS, get, rpc } from '../support/harness.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+describe('graceful shutdown', function () {
+  this.timeout(30_000);
+  let devnet: Devnet;
+  let dir: string;
+
+  before(async () => {
+    devnet = await startDevnet([{ network: 'l1', family: 'evm', name: 's-full-1', role: 'full' }], { blockTimeMs: 0, noControl: true });
+    dir = await mkdtemp(join(tmpdir(), 'noderouter-shutdown-'));
+  });
+  after(async () => {
+    await devnet.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('drains in-flight requests, flushes usage and exits 0 on SIGTERM', async () => {
+    const storePath = join(dir, 'keys.json');
+    const file = join(dir, 'gateway.yaml');
+    await writeFile(
+      file,
+      configYaml(
+        [{ name: 'l1', plugin: 'evm', path: '/l1', nodes: [{ name: 's-full-1', role: 'full' }] }],
+        new Map([['s-full-1', devnet.node('s-full-1').url]]),
+        { tiers: DEFAULT_TIERS, storeYaml: `{ kind: file, path: "${storePath}" }`, probeIntervalMs: 60_000 },
+      ),
+    );
+    const store = await FileKeyStore.open(storePath);
+    const { record, value } = await store.create({ account: 'a', tier: 'enterprise' });
+    await store.close();
+
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin.ts', 'serve', '--config', file], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const started = Date.now();
+    while (!/serving (http:\/\/\S+) \(admin (http:\/\/\S+)\)/.test(out) && Date.now() - started < 15_000) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const m = /serving (http:\/\/\S+) \(admin (http:\/\/\S+)\)/.exec(out);
+    expect(m, out).to.not.equal(null);
+    const [, url, admin] = m as RegExpExecArray;
+
+    await devnet.node('s-full-1').setFaults({ latencyMs: 600 });
+    const inflight = rpc(`${url}/l1`, { jsonrpc: '2.0', id: 7, method: 'eth_blockNumber' }, { apikey: value });
+    await new Promise((r) => setTimeout(r, 150));
+    child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await get(`${admin}/health/ready`)).status).to.equal(503);
+    const res = await inflight;
+    expect(res.status).to.equal(200);
+    expect((res.json as { id: number; result: string }).result).to.match(/^0x/);
+    expect(await exited).to.equal(0);
+    const usage = JSON.parse(await readFile(join(dir, 'keys.usage.json'), 'utf8')) as { usage: Record<string, Array<{ calls: number }>> };
+    expect(usage.usage[record.id]?.[0]?.calls).to.equal(1);
+    await devnet.node('s-full-1').clearFaults();
+  });
+});
