@@ -7,7 +7,20 @@ import type { SimChain } from './chain.js';
 import type { NodeFaults } from './index.js';
 import type { DevnetNodeServer } from './node-server.js';
 
-const FAULT_KEYS: ReadonlySet<string> = new Set(['latencyMs', 'errorRate', 'hang', 'status', 'html', 'truncated', 'stalled', 'down']);
+const FAULT_KEYS: ReadonlySet<string> = new Set([
+  'latencyMs',
+  'errorRate',
+  'hang',
+  'status',
+  'html',
+  'truncated',
+  'stalled',
+  'down',
+  'wrongId',
+  'reorderBatch',
+  'shortBatch',
+  'hugeBody',
+]);
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);

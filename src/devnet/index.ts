@@ -53,6 +53,14 @@ export interface NodeFaults {
   truncated?: boolean;
   stalled?: boolean;
   down?: boolean;
+  /** JSON-RPC answers carry an id the caller did not send. */
+  wrongId?: boolean;
+  /** Batch answers come back in reverse order (allowed by JSON-RPC). */
+  reorderBatch?: boolean;
+  /** Batch answers lose their last item. */
+  shortBatch?: boolean;
+  /** Every answer is a valid JSON-RPC answer of about 1 MB. */
+  hugeBody?: boolean;
 }
 
 export interface DevnetNode {

@@ -10,6 +10,8 @@ import type { DevRequest, Family, NodeView, RpcOutcome } from './family.js';
 import type { DevnetFamily, NodeFaults, RecordedRequest } from './index.js';
 
 const MAX_RECORDS = 10_000;
+const ID_MEMBER = /"id":(-?\d+(\.\d+)?|"(?:[^"\\]|\\.)*"|null)/;
+const WRONG_ID = (text: string): string => text.replace(ID_MEMBER, '"id":"not-your-call"');
 
 function rpcText(id: string, outcome: RpcOutcome): string {
   const idText = outcome.id ?? id;
@@ -144,7 +146,7 @@ export class DevnetNodeServer implements NodeView {
     let text: string;
     let headers: Readonly<Record<string, string>> | undefined;
     if (request.method === 'POST' && this.impl.rpcPath(pathname)) {
-      text = this.jsonRpc(body);
+      text = this.misbehave(this.jsonRpc(body));
     } else {
       const a = this.impl.http?.(request, this);
       if (a === undefined) {
@@ -158,6 +160,20 @@ export class DevnetNodeServer implements NodeView {
     }
     if (f.truncated === true) text = text.slice(0, Math.max(1, Math.floor(text.length / 2)));
     this.send(res, status, text, 'application/json', headers);
+  }
+
+  /** The JSON-RPC faults: foreign ids, reordered or short batches, huge answers. */
+  private misbehave(text: string): string {
+    const f = this.faults;
+    if (f.hugeBody === true) return `{"jsonrpc":"2.0","id":1,"result":"0x${'a'.repeat(1_000_000)}"}`;
+    const items = text.startsWith('[') ? splitArray(text) : undefined;
+    if (items !== undefined) {
+      if (f.reorderBatch === true) items.reverse();
+      if (f.shortBatch === true) items.pop();
+      if (f.wrongId === true) for (let i = 0; i < items.length; i++) items[i] = WRONG_ID(items[i] as string);
+      return `[${items.join(',')}]`;
+    }
+    return f.wrongId === true ? WRONG_ID(text) : text;
   }
 
   private send(

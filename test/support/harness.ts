@@ -106,6 +106,8 @@ export interface StackOptions {
   /** Extra top-level YAML. */
   readonly extraYaml?: string;
   readonly adminToken?: string;
+  /** Extra `server:` settings (flow YAML members, e.g. "maxResponseBytes: 65536"). */
+  readonly serverYaml?: string;
   /** The `store:` mapping (flow YAML); the file store in a temp dir by default. */
   readonly storeYaml?: string;
 }
@@ -128,7 +130,7 @@ export interface Stack {
 export function configYaml(
   chains: readonly ChainSpec[],
   urls: ReadonlyMap<string, string>,
-  opts: { tiers: string; storeYaml: string; probeIntervalMs: number; extraYaml?: string; adminToken?: string },
+  opts: { tiers: string; storeYaml: string; probeIntervalMs: number; extraYaml?: string; adminToken?: string; serverYaml?: string },
 ): string {
   const chainYaml = chains
     .map((c) => {
@@ -155,7 +157,7 @@ export function configYaml(
     })
     .join('\n');
   return [
-    'server: { host: 127.0.0.1, port: 0, adminHost: 127.0.0.1, adminPort: 0 }',
+    `server: { host: 127.0.0.1, port: 0, adminHost: 127.0.0.1, adminPort: 0${opts.serverYaml === undefined ? '' : `, ${opts.serverYaml}`} }`,
     'log: { level: silent }',
     opts.adminToken === undefined ? '' : `admin: { token: "${opts.adminToken}" }`,
     `store: ${opts.storeYaml}`,
@@ -190,6 +192,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       probeIntervalMs: options.probeIntervalMs ?? 60_000,
       extraYaml: options.extraYaml,
       adminToken: options.adminToken,
+      serverYaml: options.serverYaml,
     }),
   );
   const config = await loadConfig(configFile);
