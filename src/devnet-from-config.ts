@@ -25,10 +25,12 @@ export function devnetSpecs(config: GatewayConfig): { specs: DevnetNodeSpec[]; s
         if (node.role === 'archive' && existing.role !== 'archive') byUrl.set(u.origin, { ...existing, role: 'archive' });
         continue;
       }
+      // Node names are unique per chain only; the devnet needs them unique overall.
+      const taken = [...byUrl.values()].some((s) => s.name === node.name);
       byUrl.set(u.origin, {
         network: chain.network,
         family: chain.plugin as DevnetFamily,
-        name: node.name,
+        name: taken ? `${chain.name}-${node.name}` : node.name,
         role: node.role,
         host: u.hostname === 'localhost' ? '127.0.0.1' : u.hostname.replace(/^\[|\]$/g, ''),
         port: Number(u.port),

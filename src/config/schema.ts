@@ -162,16 +162,20 @@ function readStore(r: Reader, store: Record<string, unknown>, path: string): Gat
   };
 }
 
+/** Node names are unique within a chain endpoint (metrics label them by chain and node). */
 function checkUnique(problems: ConfigProblems, chains: ChainConfig[]): void {
-  const nodeNames = new Map<string, string>();
   const routes = new Map<string, string>();
   for (const c of chains) {
+    const nodeNames = new Map<string, number>();
     c.nodes.forEach((n, i) => {
       const other = nodeNames.get(n.name);
       if (other !== undefined && n.name !== '') {
-        problems.add(`chains.${c.name}.nodes[${i}].name`, `"${n.name}" is already used in ${other}: node names must be unique`);
+        problems.add(
+          `chains.${c.name}.nodes[${i}].name`,
+          `"${n.name}" is already used by nodes[${other}]: node names must be unique in a chain`,
+        );
       }
-      nodeNames.set(n.name, `chains.${c.name}`);
+      nodeNames.set(n.name, i);
     });
     const key = `${c.route.host ?? '*'} ${c.route.path ?? '/'}`;
     const other = routes.get(key);

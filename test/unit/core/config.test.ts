@@ -59,13 +59,14 @@ chains:
     route: { path: /b }
     nodes:
       - { name: n1, url: "http://127.0.0.1:1", role: full }
+      - { name: n1, url: "http://127.0.0.1:2", role: full }
   c:
     plugin: evm
     route: { path: /c }
 `);
     expect(p.some((x) => x.startsWith('chains.a.plugin names no plugin'))).to.equal(true);
     expect(p).to.include('chains.a.nodes[0].url must be an http:// or https:// URL without credentials or query');
-    expect(p.some((x) => x.startsWith('chains.b.nodes[0].name "n1" is already used'))).to.equal(true);
+    expect(p).to.include('chains.b.nodes[1].name "n1" is already used by nodes[0]: node names must be unique in a chain');
     expect(p).to.include('chains.c.nodes is required (a list)');
   });
 
