@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import { startDevnet, type Devnet, type DevnetFamily, type DevnetOptions } from '../../src/devnet/index.js';
 import { Gateway } from '../../src/gateway.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger, type Logger } from '../../src/log.js';
 
 export interface NodeSpec {
   readonly name: string;
@@ -106,6 +106,8 @@ export interface StackOptions {
   /** Extra top-level YAML. */
   readonly extraYaml?: string;
   readonly adminToken?: string;
+  /** Where the gateway logs (silent by default). */
+  readonly logger?: Logger;
   /** Extra `server:` settings (flow YAML members, e.g. "maxResponseBytes: 65536"). */
   readonly serverYaml?: string;
   /** The `store:` mapping (flow YAML); the file store in a temp dir by default. */
@@ -196,7 +198,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     }),
   );
   const config = await loadConfig(configFile);
-  const gateway = await Gateway.start(config, { logger: silentLogger, now: options.now });
+  const gateway = await Gateway.start(config, { logger: options.logger ?? silentLogger, now: options.now });
   const createKey = async (tier: string, extra: Record<string, unknown> = {}): Promise<{ id: string; value: string }> => {
     const { record, value } = await gateway.keys.create({ account: 'acct-test', tier, ...extra });
     return { id: record.id, value };

@@ -1,0 +1,153 @@
+// Dashboards and alert rules must query what the gateway really exports: traffic of
+// every kind is driven through a real stack, /metrics is scraped, and every panel
+// expression and alert rule is checked for metric and label names.
+
+import { expect } from 'chai';
+import { readdir, readFile } from 'node:fs/promises';
+import { parse } from 'yaml';
+import { DEFAULT_TIERS, get, rpc, startStack, type Stack } from '../support/harness.js';
+import { parseExposition, parsePromQl } from '../support/promql.js';
+
+const GRAFANA = new URL('../../grafana/', import.meta.url);
+
+interface Panel {
+  type: string;
+  title?: string;
+  targets?: Array<{ expr?: string }>;
+}
+interface Dashboard {
+  uid: string;
+  title: string;
+  panels: Panel[];
+  templating: { list: Array<{ name: string; query?: unknown }> };
+}
+
+async function dashboards(): Promise<Array<[string, Dashboard]>> {
+  const dir = new URL('dashboards/', GRAFANA);
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.json'));
+  return Promise.all(files.map(async (f) => [f, JSON.parse(await readFile(new URL(f, dir), 'utf8')) as Dashboard] as [string, Dashboard]));
+}
+
+async function alertExprs(): Promise<Array<[string, string]>> {
+  const doc = parse(await readFile(new URL('alerts.yml', GRAFANA), 'utf8')) as {
+    groups: Array<{ rules: Array<{ alert: string; expr: string }> }>;
+  };
+  return doc.groups.flatMap((g) => g.rules.map((r) => [r.alert, r.expr] as [string, string]));
+}
+
+describe('PromQL reading', () => {
+  it('finds metrics, matcher labels and grouping labels', () => {
+    const refs = parsePromQl(
+      'sum by (chain, le) (rate(noderouter_x_bucket{chain=~"$chain",outcome!~"ok|a"}[$__rate_interval])) / clamp_min(sum(noderouter_y), 1e-9) > 0.05',
+    );
+    expect(refs.selectors).to.deep.equal([
+      { metric: 'noderouter_x_bucket', labels: ['chain', 'outcome'] },
+      { metric: 'noderouter_y', labels: [] },
+    ]);
+    expect(refs.grouping).to.deep.equal(['chain', 'le']);
+  });
+});
+
+describe('Grafana dashboards and alert rules', function () {
+  this.timeout(30_000);
+  let stack: Stack;
+  let exported: Map<string, Set<string>>;
+
+  before(async () => {
+    stack = await startStack({ tiers: `${DEFAULT_TIERS}  tiny: { rate: 1, burst: 1 }\n` });
+    const h = { apikey: stack.key };
+    const call = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' };
+    await rpc(stack.url('/l1'), call, h);
+    await rpc(stack.url('/objectx'), { jsonrpc: '2.0', id: 1, method: 'suix_getReferenceGasPrice' }, h);
+    await get(stack.url('/hub/rest/cosmos/auth/v1beta1/params'), h);
+    await rpc(
+      stack.url('/l1'),
+      { jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: ['0x00000000000000000000000000000000000000aa', 'earliest'] },
+      h,
+    );
+    await rpc(stack.url('/l1'), call, { apikey: 'nrk_' + 'n'.repeat(32) });
+    await rpc(stack.url('/l1'), '{nope', h);
+    await stack.devnet.node('l1-full-1').setFaults({ status: 502 });
+    for (let i = 0; i < 4; i++) await rpc(stack.url('/l1'), call, h);
+    await stack.devnet.node('l1-full-1').clearFaults();
+    const tiny = await stack.createKey('tiny');
+    for (let i = 0; i < 3; i++) await rpc(stack.url('/l1'), call, { apikey: tiny.value });
+    await stack.gateway.reload();
+    for (const rt of stack.gateway.runtimes()) await rt.prober.probeAll();
+    exported = parseExposition((await get(stack.admin('/metrics'))).text);
+  });
+  after(() => stack.close());
+
+  /** Labels a metric carries: from its samples, or (no samples yet) from its declaration. */
+  function labelsOf(metric: string): Set<string> {
+    const seen = exported.get(metric) ?? new Set<string>();
+    const base = metric.replace(/_(bucket|sum|count)$/, '');
+    const declared = stack.gateway.metrics.registry.getSingleMetric(base) ?? stack.gateway.metrics.registry.getSingleMetric(metric);
+    const names = (declared as unknown as { labelNames?: string[] } | undefined)?.labelNames ?? [];
+    return new Set([...seen, ...names, ...(metric.endsWith('_bucket') ? ['le'] : [])]);
+  }
+
+  function check(where: string, expr: string): void {
+    const refs = parsePromQl(expr);
+    expect(refs.selectors.length, `${where}: no metric in ${expr}`).to.be.greaterThan(0);
+    const all = new Set<string>();
+    for (const s of refs.selectors) {
+      expect(exported.has(s.metric), `${where}: ${s.metric} is not exported`).to.equal(true);
+      const labels = labelsOf(s.metric);
+      for (const l of labels) all.add(l);
+      for (const l of s.labels) expect(labels.has(l), `${where}: ${s.metric} has no label ${l}`).to.equal(true);
+    }
+    for (const g of refs.grouping) expect(all.has(g), `${where}: groups by ${g}, which none of its metrics carries`).to.equal(true);
+  }
+
+  it('every dashboard is valid JSON with a unique uid, a chain variable and titled panels', async () => {
+    const list = await dashboards();
+    expect(list.map(([f]) => f).sort()).to.include.members(['keys-and-limits.json', 'nodes.json', 'overview.json']);
+    expect(new Set(list.map(([, d]) => d.uid)).size).to.equal(list.length);
+    for (const [f, d] of list) {
+      expect(
+        d.templating.list.map((v) => v.name),
+        f,
+      ).to.include('chain');
+      for (const p of d.panels) expect(p.title, `${f}: a panel without a title`).to.be.a('string').and.not.equal('');
+    }
+  });
+
+  it('every panel queries metrics and labels the gateway exports', async () => {
+    let count = 0;
+    for (const [f, d] of await dashboards()) {
+      for (const p of d.panels) {
+        for (const t of p.targets ?? []) {
+          if (t.expr === undefined) continue;
+          check(`${f} "${p.title ?? ''}"`, t.expr);
+          count++;
+        }
+      }
+      for (const v of d.templating.list) {
+        const q = typeof v.query === 'object' && v.query !== null ? (v.query as { query?: string }).query : undefined;
+        if (q !== undefined) check(`${f} variable ${v.name}`, q.replace(/^label_values\((.*),\s*\w+\)$/, '$1'));
+      }
+    }
+    expect(count).to.be.greaterThan(20);
+  });
+
+  it('every alert rule queries metrics and labels the gateway exports', async () => {
+    const rules = await alertExprs();
+    expect(rules.map(([a]) => a)).to.include.members([
+      'NoderouterNodeDown',
+      'NoderouterChainAllNodesDown',
+      'NoderouterNodeLagging',
+      'NoderouterHighErrorRatio',
+      'NoderouterHighP99Latency',
+      'NoderouterRateLimitSurge',
+      'NoderouterConfigReloadFailed',
+      'NoderouterStoreDown',
+    ]);
+    for (const [alert, expr] of rules) check(alert, expr);
+  });
+
+  it('exports the error outcomes the alert rules name', () => {
+    const requests = exported.get('noderouter_requests_total');
+    expect(requests?.has('outcome')).to.equal(true);
+  });
+});
