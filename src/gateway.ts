@@ -156,6 +156,10 @@ export class Gateway {
       maxBodyBytes: 64 * 1024,
     });
 
+    // The admin listener comes first, so readiness answers 503 while the first probes run.
+    const adminServer = createServer(admin.callback());
+    const a = await listen(adminServer, config.server.adminHost, config.server.adminPort);
+    gw.adminUrl = urlOf(config.server.adminHost, a.port);
     const firstProbes = Promise.all(gw.chains.map((c) => c.prober.probeAll()));
     for (const c of gw.chains) c.prober.start();
     await Promise.race([firstProbes, new Promise((r) => setTimeout(r, options.firstProbeWaitMs ?? 3_000).unref())]);
@@ -173,12 +177,9 @@ export class Gateway {
     );
     traffic.maxConnections = sc.maxConnections;
     traffic.on('clientError', answerClientError);
-    const adminServer = createServer(admin.callback());
     gw.servers.push(traffic, adminServer);
     const t = await listen(traffic, config.server.host, config.server.port);
-    const a = await listen(adminServer, config.server.adminHost, config.server.adminPort);
     gw.url = config.server.publicUrl ?? urlOf(config.server.host, t.port);
-    gw.adminUrl = urlOf(config.server.adminHost, a.port);
     gw.lifecycle = 'ready';
     logger.info('gateway listening', { event: 'start', url: gw.url, admin: gw.adminUrl, chains: gw.chains.length });
     return gw;
