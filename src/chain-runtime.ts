@@ -7,18 +7,21 @@ import type { Logger } from './log.js';
 import type { Metrics } from './metrics/metrics.js';
 import type { ChainHandler, ChainPlugin, JsonLimits } from './plugin.js';
 import { DEFAULT_UPSTREAM_OPTIONS } from './pool/upstream.js';
+import type { CacheStore } from './cache/cache-store.js';
+import { ResponseCache } from './cache/response-cache.js';
 import { Forwarder } from './pool/forwarder.js';
 import { HealthProber } from './pool/health.js';
 import { NodePool, type PoolEvents } from './pool/pool.js';
 
-/** Server limits a chain runtime applies (from `server:` in config). */
-export interface RuntimeLimits {
+/** What chain runtimes share: server limits (from `server:` in config) and cache stores. */
+export interface RuntimeOptions {
   readonly json: JsonLimits;
   readonly maxResponseBytes: number;
+  readonly caches: { readonly memory: CacheStore; readonly redis: CacheStore | undefined };
 }
 
-export function runtimeLimits(server: ServerConfig): RuntimeLimits {
-  return { json: { maxDepth: server.maxJsonDepth, maxMethodLength: server.maxMethodLength }, maxResponseBytes: server.maxResponseBytes };
+export function runtimeOptions(server: ServerConfig, caches: RuntimeOptions['caches']): RuntimeOptions {
+  return { json: { maxDepth: server.maxJsonDepth, maxMethodLength: server.maxMethodLength }, maxResponseBytes: server.maxResponseBytes, caches };
 }
 
 export interface ChainRuntime {
@@ -28,6 +31,8 @@ export interface ChainRuntime {
   readonly pool: NodePool;
   readonly prober: HealthProber;
   readonly forwarder: Forwarder;
+  /** Undefined when the endpoint's cache is off. */
+  readonly cache: ResponseCache | undefined;
 }
 
 /** Same nodes and breakers: a reload may keep the live nodes with their state. */
@@ -40,7 +45,7 @@ export function createChainRuntime(
   plugin: ChainPlugin,
   metrics: Metrics,
   logger: Logger,
-  limits: RuntimeLimits,
+  limits: RuntimeOptions,
   previous?: ChainRuntime,
 ): ChainRuntime {
   const handler = plugin.create({ chain: config.name, options: config.options, limits: limits.json });
@@ -70,9 +75,18 @@ export function createChainRuntime(
   };
   const pool = new NodePool(config, events, { ...DEFAULT_UPSTREAM_OPTIONS, maxResponseBytes: limits.maxResponseBytes }, adopt);
   if (adopt !== undefined) pool.refreshView();
+  const store = config.cache === 'memory' ? limits.caches.memory : config.cache === 'redis' ? limits.caches.redis : undefined;
+  const cache =
+    store === undefined
+      ? undefined
+      : new ResponseCache(config.name, store, {
+          lookup: (chain, hit) => metrics.cacheLookups.inc({ chain, result: hit ? 'hit' : 'miss' }),
+          coalesced: (chain) => metrics.coalesced.inc({ chain }),
+        });
   const prober = new HealthProber(pool, handler, {
     probed(p, node, ok) {
       metrics.probes.inc({ chain: p.chain, node: node.name, result: ok ? 'ok' : 'failed' });
+      if (ok) cache?.observeHead(node.head, node.headHash);
     },
   });
   const forwarder = new Forwarder(pool, handler, {
@@ -84,7 +98,7 @@ export function createChainRuntime(
       metrics.retries.inc({ chain: p.chain, reason });
     },
   });
-  return { name: config.name, config, handler, pool, prober, forwarder };
+  return { name: config.name, config, handler, pool, prober, forwarder, cache };
 }
 
 /** Stop probing; close the nodes unless a successor adopted them. */

@@ -10,7 +10,8 @@ import { KeyCache } from './auth/key-cache.js';
 import { KeyService } from './auth/key-service.js';
 import type { KeyStore } from './auth/key-store.js';
 import { openStore, type StoreBundle } from './store/open-store.js';
-import { closeChainRuntime, createChainRuntime, runtimeLimits, type ChainRuntime } from './chain-runtime.js';
+import { closeChainRuntime, createChainRuntime, runtimeOptions, type ChainRuntime, type RuntimeOptions } from './chain-runtime.js';
+import { MemoryCacheStore, RedisCacheStore } from './cache/cache-store.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import type { GatewayConfig } from './config/types.js';
 import { GatewayError } from './errors.js';
@@ -90,6 +91,7 @@ export class Gateway {
     readonly bundle: StoreBundle,
     readonly keys: KeyService,
     readonly limiter: Limiter,
+    private readonly caches: RuntimeOptions['caches'],
   ) {}
 
   static async start(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
@@ -106,11 +108,16 @@ export class Gateway {
     });
     metrics.watchStore(() => bundle.up());
     const store = bundle.keys;
+    const caches = {
+      memory: new MemoryCacheStore(config.cache.maxBytes, config.cache.maxEntryBytes),
+      redis: bundle.redis === undefined ? undefined : new RedisCacheStore(bundle.redis, config.store.prefix, config.cache.maxEntryBytes, config.cache.redisMaxTtlMs),
+    };
+    metrics.watchCache(() => caches.memory.bytes());
     const limiter = bundle.limiter;
-    const gw = new Gateway(config, logger, metrics, bundle, new KeyService(store, config.tiers, config.keys.rotationGraceSeconds), limiter);
+    const gw = new Gateway(config, logger, metrics, bundle, new KeyService(store, config.tiers, config.keys.rotationGraceSeconds), limiter, caches);
 
     gw.chains = Object.values(config.chains).map((c) =>
-      createChainRuntime(c, loadedPlugin(c.plugin), metrics, logger, runtimeLimits(config.server)),
+      createChainRuntime(c, loadedPlugin(c.plugin), metrics, logger, runtimeOptions(config.server, caches)),
     );
     gw.table = new EndpointTable(gw.chains.map((rt) => ({ path: rt.config.route.path, host: rt.config.route.host, target: rt })));
     metrics.watchPools(() => gw.chains.map((c) => c.pool));
@@ -222,7 +229,7 @@ export class Gateway {
     const chains = Object.values(next.chains).map((c) => {
       const old = previous.get(c.name);
       if (old !== undefined && JSON.stringify(old.config) === JSON.stringify(c)) return old;
-      return createChainRuntime(c, loadedPlugin(c.plugin), this.metrics, this.logger, runtimeLimits(next.server), old);
+      return createChainRuntime(c, loadedPlugin(c.plugin), this.metrics, this.logger, runtimeOptions(next.server, this.caches), old);
     });
     const retired = [...previous.values()].filter((old) => !chains.includes(old));
     for (const c of chains) if (!previous.has(c.name) || previous.get(c.name) !== c) c.prober.start();

@@ -86,6 +86,14 @@ export interface Routing {
   readonly cost: number;
   /** A bounded label for metrics: a known method name or "other". */
   readonly label: string;
+  /**
+   * When set, a good answer may be kept this long and given to identical calls
+   * (Infinity: as long as the cache keeps it). Plugins never set it for pending
+   * state, writes, or answers that may still change.
+   */
+  readonly cacheTtlMs?: number;
+  /** The block height a cached answer depends on, so a reorg there can evict it. */
+  readonly cacheHeight?: number;
 }
 
 /** The chain's own error object of a JSON-RPC answer. */

@@ -14,6 +14,7 @@ import {
   type PoolView,
   type Routing,
 } from '../../src/plugin.js';
+import { DEFAULT_BLOCK_TIME_MS, FINAL_TTL_MS } from '../shared/cache.js';
 import { CostTable } from '../shared/costs.js';
 import { jsonRpcVerdict, splitMethod } from '../shared/jsonrpc-verdict.js';
 import { costTable, nameList, positiveInt, unknownKeys, type Problems } from '../shared/options.js';
@@ -71,13 +72,15 @@ const PRUNED =
 const HEX = /^0x[0-9a-fA-F]{1,16}$/;
 const TAGS = new Set(['latest', 'pending', 'safe', 'finalized']);
 
-type BlockRef = { kind: 'recent' } | { kind: 'number'; n: number } | { kind: 'earliest' } | { kind: 'hash' };
+type BlockRef = { kind: 'recent' } | { kind: 'pending' } | { kind: 'number'; n: number } | { kind: 'earliest' } | { kind: 'hash' };
 const RECENT: BlockRef = { kind: 'recent' };
+const PENDING: BlockRef = { kind: 'pending' };
 const EARLIEST: BlockRef = { kind: 'earliest' };
 const HASH: BlockRef = { kind: 'hash' };
 
 function blockRef(v: unknown): BlockRef {
   if (typeof v === 'string') {
+    if (v === 'pending') return PENDING;
     if (TAGS.has(v)) return RECENT;
     if (v === 'earliest') return EARLIEST;
     if (HEX.test(v)) return { kind: 'number', n: parseInt(v, 16) };
@@ -92,8 +95,15 @@ function blockRef(v: unknown): BlockRef {
   return RECENT;
 }
 
+/** Methods whose answer never changes on a chain. */
+const CONSTANT = new Set(['chainId', 'net_version']);
+/** Latest-state reads without a block parameter: kept about a block time. */
+const HEAD_READS = new Set(['blockNumber', 'gasPrice', 'maxPriorityFeePerGas', 'feeHistory']);
+
 interface EvmOptions {
   readonly limits: JsonLimits;
+  readonly blockTimeMs: number;
+  readonly finalityDepth: number;
   readonly namespaces: readonly string[];
   readonly fullHistory: number;
   readonly costs: CostTable;
@@ -112,6 +122,20 @@ function createHandler(o: EvmOptions): ChainHandler {
       if (labels.size < 1024) labels.set(method, l);
     }
     return l;
+  };
+
+  /**
+   * Cache policy of a read at a block: at or below the finalized height (head minus
+   * finalityDepth) it is final; above it, or at a tag, it holds about a block time;
+   * pending and future blocks are never kept.
+   */
+  const cached = (archive: boolean, cost: number, label: string, ref: BlockRef, view: PoolView): Routing => {
+    if (ref.kind === 'pending') return { archive, cost, label };
+    if (ref.kind === 'recent') return { archive, cost, label, cacheTtlMs: o.blockTimeMs };
+    if (ref.kind === 'hash' || ref.kind === 'earliest') return { archive, cost, label, cacheTtlMs: FINAL_TTL_MS };
+    if (view.head === undefined || ref.n > view.head) return { archive, cost, label };
+    const ttl = ref.n <= view.head - o.finalityDepth ? FINAL_TTL_MS : o.blockTimeMs;
+    return { archive, cost, label, cacheTtlMs: ttl, cacheHeight: ref.n };
   };
 
   /** Is this reference older than what full nodes keep? */
@@ -135,18 +159,21 @@ function createHandler(o: EvmOptions): ChainHandler {
       const l = label(call.method, ns, name);
       if (ARCHIVE_NAMESPACES.has(ns)) return { archive: true, cost, label: l };
       if (!namespaces.has(ns)) return { archive: false, cost, label: l };
+      if (CONSTANT.has(name) || CONSTANT.has(call.method)) return { archive: false, cost, label: l, cacheTtlMs: Infinity };
+      if (HEAD_READS.has(name)) return { archive: false, cost, label: l, cacheTtlMs: o.blockTimeMs };
       const params = Array.isArray(call.params) ? (call.params as unknown[]) : undefined;
-      let archive = false;
+      if (name === 'getBlockByHash') return { archive: false, cost, label: l, cacheTtlMs: FINAL_TTL_MS };
       if (name === 'getLogs') {
-        const filter = params?.[0] as { fromBlock?: unknown; blockHash?: unknown } | undefined;
-        if (filter !== undefined && filter !== null && filter.blockHash === undefined && filter.fromBlock !== undefined) {
-          archive = old(blockRef(filter.fromBlock), view);
-        }
-      } else {
-        const at = BLOCK_PARAM.get(name);
-        if (at !== undefined && params !== undefined) archive = old(blockRef(params[at]), view);
+        const filter = params?.[0] as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown } | undefined;
+        if (filter === undefined || filter === null) return { archive: false, cost, label: l };
+        if (filter.blockHash !== undefined) return { archive: false, cost, label: l, cacheTtlMs: FINAL_TTL_MS };
+        const archive = filter.fromBlock !== undefined && old(blockRef(filter.fromBlock), view);
+        return cached(archive, cost, l, blockRef(filter.toBlock), view);
       }
-      return { archive, cost, label: l };
+      const at = BLOCK_PARAM.get(name);
+      if (at === undefined || params === undefined) return { archive: false, cost, label: l };
+      const ref = blockRef(params[at]);
+      return cached(old(ref, view), cost, l, ref, view);
     },
     judge(_call, reply) {
       return jsonRpcVerdict(reply, PRUNED);
@@ -166,15 +193,19 @@ export default definePlugin({
   name: 'evm',
   validateOptions(options): Problems {
     const problems: Problems = [];
-    unknownKeys(options, ['namespaces', 'fullHistory', 'costs'], problems);
+    unknownKeys(options, ['namespaces', 'fullHistory', 'costs', 'blockTimeMs', 'finalityDepth'], problems);
     nameList(options, 'namespaces', problems);
     positiveInt(options, 'fullHistory', problems);
+    positiveInt(options, 'blockTimeMs', problems);
+    positiveInt(options, 'finalityDepth', problems);
     costTable(options, problems);
     return problems;
   },
   create(ctx) {
     return createHandler({
       limits: ctx.limits,
+      blockTimeMs: (ctx.options.blockTimeMs as number | undefined) ?? DEFAULT_BLOCK_TIME_MS,
+      finalityDepth: (ctx.options.finalityDepth as number | undefined) ?? 64,
       namespaces: (ctx.options.namespaces as string[] | undefined) ?? ['eth', 'evm'],
       fullHistory: (ctx.options.fullHistory as number | undefined) ?? 128,
       costs: new CostTable({ getLogs: 5, 'debug_*': 10, 'trace_*': 10 }, ctx.options.costs),

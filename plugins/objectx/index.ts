@@ -4,6 +4,7 @@
 
 import { parseJsonRpcBody } from '../../src/jsonrpc/envelope.js';
 import { definePlugin, type JsonLimits, type ChainHandler, type NodeHead, type Routing } from '../../src/plugin.js';
+import { DEFAULT_BLOCK_TIME_MS, FINAL_TTL_MS } from '../shared/cache.js';
 import { CostTable } from '../shared/costs.js';
 import { jsonRpcVerdict, splitMethod } from '../shared/jsonrpc-verdict.js';
 import { costTable, nameList, positiveInt, unknownKeys, type Problems } from '../shared/options.js';
@@ -36,6 +37,8 @@ const KNOWN = new Set([
   'getNormalizedMoveModule',
 ]);
 const PAST_OBJECTS = new Set(['tryGetPastObject', 'tryMultiGetPastObjects']);
+/** Reads of the latest state, kept about a checkpoint's time. */
+const HEAD_READS = new Set(['getLatestCheckpointSequenceNumber', 'getReferenceGasPrice', 'getBalance', 'getAllBalances', 'getTotalTransactionBlocks']);
 const PRUNED = /pruned|is not available|not available on this fullnode/i;
 const DECIMAL = /^\d{1,20}$/;
 
@@ -45,6 +48,7 @@ function createHandler(
   firstNs: string,
   fullHistory: number,
   costs: CostTable,
+  blockTimeMs: number,
 ): ChainHandler {
   const probeBody = `{"jsonrpc":"2.0","id":1,"method":"${firstNs}_getLatestCheckpointSequenceNumber","params":[]}`;
   const labels = new Map<string, string>();
@@ -65,11 +69,19 @@ function createHandler(
         if (labels.size < 1024) labels.set(call.method, label);
       }
       if (!namespaces.has(ns)) return { archive: false, cost, label };
-      if (PAST_OBJECTS.has(name)) return { archive: true, cost, label };
+      if (name === 'getChainIdentifier') return { archive: false, cost, label, cacheTtlMs: Infinity };
+      // A past object version never changes.
+      if (PAST_OBJECTS.has(name)) return { archive: true, cost, label, cacheTtlMs: FINAL_TTL_MS };
       if (name === 'getCheckpoint' && Array.isArray(call.params) && view.head !== undefined) {
         const id = (call.params as unknown[])[0];
-        if (typeof id === 'string' && DECIMAL.test(id) && Number(id) < view.head - fullHistory) return { archive: true, cost, label };
+        if (typeof id === 'string' && DECIMAL.test(id)) {
+          const n = Number(id);
+          // Checkpoints are final once certified: any below the head is kept long.
+          const cache = n <= view.head ? { cacheTtlMs: FINAL_TTL_MS, cacheHeight: n } : {};
+          return { archive: n < view.head - fullHistory, cost, label, ...cache };
+        }
       }
+      if (HEAD_READS.has(name)) return { archive: false, cost, label, cacheTtlMs: blockTimeMs };
       return { archive: false, cost, label };
     },
     judge(_call, reply) {
@@ -89,9 +101,10 @@ export default definePlugin({
   name: 'objectx',
   validateOptions(options): Problems {
     const problems: Problems = [];
-    unknownKeys(options, ['namespaces', 'fullHistory', 'costs'], problems);
+    unknownKeys(options, ['namespaces', 'fullHistory', 'costs', 'blockTimeMs'], problems);
     nameList(options, 'namespaces', problems);
     positiveInt(options, 'fullHistory', problems);
+    positiveInt(options, 'blockTimeMs', problems);
     costTable(options, problems);
     return problems;
   },
@@ -103,6 +116,7 @@ export default definePlugin({
       namespaces[0] ?? 'sui',
       (ctx.options.fullHistory as number | undefined) ?? 128,
       new CostTable({ queryEvents: 5, queryTransactionBlocks: 5 }, ctx.options.costs),
+      (ctx.options.blockTimeMs as number | undefined) ?? DEFAULT_BLOCK_TIME_MS,
     );
   },
 });

@@ -14,6 +14,7 @@ import {
   type Routing,
   type UpstreamRequest,
 } from '../../src/plugin.js';
+import { DEFAULT_BLOCK_TIME_MS, FINAL_TTL_MS } from '../shared/cache.js';
 import { CostTable } from '../shared/costs.js';
 import { costTable, nameList, positiveInt, unknownKeys, type Problems } from '../shared/options.js';
 
@@ -58,9 +59,15 @@ const HEIGHT_QUERY = /(?:^|&)height=(\d{1,18})(?:&|$)/;
 
 interface RestCall extends Call {
   readonly height: number | undefined;
+  /** POSTs (transactions) are never cached. */
+  readonly write: boolean;
 }
 
-function createHandler(namespaces: readonly string[], fullHistory: number, costs: CostTable): ChainHandler {
+/** Parameter routes change only by governance: kept a little longer than a block. */
+const PARAMS = /\/params$/;
+const PARAMS_TTL_MS = 10_000;
+
+function createHandler(namespaces: readonly string[], fullHistory: number, costs: CostTable, blockTimeMs: number): ChainHandler {
   const labels = new Map<string, string>();
 
   /** The route template of a path ("other" when unknown), memoised per template shape. */
@@ -118,16 +125,20 @@ function createHandler(namespaces: readonly string[], fullHistory: number, costs
       } else {
         upstream = { method: 'GET', path, headers };
       }
-      const call: RestCall = { method: req.path, params: undefined, id: undefined, raw: '', height: h };
+      const call: RestCall = { method: req.path, params: undefined, id: undefined, raw: '', height: h, write: req.method === 'POST' };
       return { kind: 'passthrough', call, upstream };
     },
     classify(call, view: PoolView): Routing {
       const l = label(call.method);
       const cost = costs.of(l, l);
-      const h = (call as RestCall).height;
-      if (h === undefined) return { archive: false, cost, label: l };
+      const rc = call as RestCall;
+      const h = rc.height;
+      if (rc.write) return { archive: false, cost, label: l };
+      if (h === undefined) return { archive: false, cost, label: l, cacheTtlMs: PARAMS.test(rc.method) ? PARAMS_TTL_MS : blockTimeMs };
       const floor = view.fullEarliest ?? (view.head === undefined ? undefined : view.head - fullHistory + 1);
-      return { archive: floor !== undefined && h < floor, minHeight: h, cost, label: l };
+      // State at a committed height never changes (instant finality).
+      const cache = view.head !== undefined && h < view.head ? { cacheTtlMs: FINAL_TTL_MS, cacheHeight: h } : {};
+      return { archive: floor !== undefined && h < floor, minHeight: h, cost, label: l, ...cache };
     },
     judge(_call, reply) {
       const s = reply.status;
@@ -168,9 +179,10 @@ export default definePlugin({
   name: 'sdk-rest',
   validateOptions(options): Problems {
     const problems: Problems = [];
-    unknownKeys(options, ['namespaces', 'fullHistory', 'costs'], problems);
+    unknownKeys(options, ['namespaces', 'fullHistory', 'costs', 'blockTimeMs'], problems);
     nameList(options, 'namespaces', problems);
     positiveInt(options, 'fullHistory', problems);
+    positiveInt(options, 'blockTimeMs', problems);
     costTable(options, problems);
     return problems;
   },
@@ -179,6 +191,7 @@ export default definePlugin({
       (ctx.options.namespaces as string[] | undefined) ?? ['cosmos', 'sdk'],
       (ctx.options.fullHistory as number | undefined) ?? 128,
       new CostTable({}, ctx.options.costs),
+      (ctx.options.blockTimeMs as number | undefined) ?? DEFAULT_BLOCK_TIME_MS,
     );
   },
 });

@@ -13,6 +13,7 @@ import {
   type PoolView,
   type Routing,
 } from '../../src/plugin.js';
+import { DEFAULT_BLOCK_TIME_MS, FINAL_TTL_MS } from '../shared/cache.js';
 import { CostTable } from '../shared/costs.js';
 import { costTable, positiveInt, unknownKeys, type Problems } from '../shared/options.js';
 
@@ -66,6 +67,8 @@ const HEIGHT_POSITION: ReadonlyMap<string, number> = new Map([
   ['blockchain', 0],
 ]);
 const PRUNED = /is not available, lowest height is|pruned/i;
+/** Reads answered from the latest state: kept about a block time. Never broadcasts. */
+const READS = new Set(['status', 'abci_info', 'health', 'net_info', 'block', 'header', 'commit', 'validators', 'consensus_params', 'blockchain', 'genesis']);
 const METHOD_PATH = /^\/([a-z_]{1,64})$/;
 const DIGITS = /^"?(\d{1,18})"?$/;
 
@@ -90,7 +93,7 @@ function callHeight(call: Call): number | undefined {
   return undefined;
 }
 
-function createHandler(limits: JsonLimits, fullHistory: number, costs: CostTable): ChainHandler {
+function createHandler(limits: JsonLimits, fullHistory: number, costs: CostTable, blockTimeMs: number): ChainHandler {
   return {
     errorStyle: 'jsonrpc',
     // abci_info and the URI form are answered with id -1 whatever was sent.
@@ -118,9 +121,11 @@ function createHandler(limits: JsonLimits, fullHistory: number, costs: CostTable
       const cost = costs.of(call.method, call.method);
       const label = KNOWN.has(call.method) ? call.method : 'other';
       const h = callHeight(call);
-      if (h === undefined) return { archive: false, cost, label };
+      if (h === undefined) return { archive: false, cost, label, ...(READS.has(call.method) ? { cacheTtlMs: blockTimeMs } : {}) };
       const floor = view.fullEarliest ?? (view.head === undefined ? undefined : view.head - fullHistory + 1);
-      return { archive: floor !== undefined && h < floor, minHeight: h, cost, label };
+      // A block below the head is committed for good (instant finality).
+      const cache = view.head !== undefined && h < view.head ? { cacheTtlMs: FINAL_TTL_MS, cacheHeight: h } : {};
+      return { archive: floor !== undefined && h < floor, minHeight: h, cost, label, ...cache };
     },
     judge(_call, reply) {
       if (reply.status === 429) return 'throttled';
@@ -153,8 +158,9 @@ export default definePlugin({
   name: 'sdk-rpc',
   validateOptions(options): Problems {
     const problems: Problems = [];
-    unknownKeys(options, ['fullHistory', 'costs'], problems);
+    unknownKeys(options, ['fullHistory', 'costs', 'blockTimeMs'], problems);
     positiveInt(options, 'fullHistory', problems);
+    positiveInt(options, 'blockTimeMs', problems);
     costTable(options, problems);
     return problems;
   },
@@ -163,6 +169,7 @@ export default definePlugin({
       ctx.limits,
       (ctx.options.fullHistory as number | undefined) ?? 128,
       new CostTable({ tx_search: 5, block_search: 5, blockchain: 2 }, ctx.options.costs),
+      (ctx.options.blockTimeMs as number | undefined) ?? DEFAULT_BLOCK_TIME_MS,
     );
   },
 });

@@ -10,7 +10,7 @@ const NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const ROUTE_PATH = /^(\/[A-Za-z0-9._~-]+)+$/;
 const HOST = /^[A-Za-z0-9.-]+(:\d+)?$/;
 
-const TOP = ['server', 'log', 'admin', 'store', 'keys', 'tiers', 'devnet', 'chains'] as const;
+const TOP = ['server', 'log', 'admin', 'store', 'keys', 'cache', 'tiers', 'devnet', 'chains'] as const;
 const SERVER = [
   'host',
   'port',
@@ -29,7 +29,7 @@ const SERVER = [
   'keepAliveTimeoutMs',
   'maxConnections',
 ] as const;
-const TIER = ['rate', 'burst', 'daily', 'monthly', 'maxBatch', 'archive', 'wsConnections'] as const;
+const TIER = ['rate', 'burst', 'daily', 'monthly', 'maxBatch', 'archive', 'wsConnections', 'cacheHitsFree'] as const;
 const CHAIN = [
   'plugin',
   'network',
@@ -40,6 +40,7 @@ const CHAIN = [
   'maxAttempts',
   'health',
   'breaker',
+  'cache',
   'options',
   'nodes',
 ] as const;
@@ -61,6 +62,7 @@ function readTier(r: Reader, name: string, v: unknown, path: string): TierConfig
     maxBatch: r.limit(t.maxBatch, join(path, 'maxBatch'), 100),
     archive: r.bool(t.archive, join(path, 'archive'), false),
     wsConnections: r.limit(t.wsConnections, join(path, 'wsConnections'), 10),
+    cacheHitsFree: r.bool(t.cacheHitsFree, join(path, 'cacheHitsFree'), false),
   };
 }
 
@@ -142,6 +144,7 @@ function readChain(r: Reader, name: string, v: unknown, path: string, plugins: P
       rollingWindowMs: r.int(breaker.rollingWindowMs, join(path, 'breaker.rollingWindowMs'), 10_000, 100),
       resetTimeoutMs: r.int(breaker.resetTimeoutMs, join(path, 'breaker.resetTimeoutMs'), 5_000, 10),
     },
+    cache: r.oneOf(c.cache, join(path, 'cache'), ['memory', 'redis', 'off'] as const, 'memory'),
     options: Object.freeze({ ...options }),
     nodes,
   };
@@ -200,6 +203,7 @@ export function validateConfig(
   const admin = r.section(top.admin, 'admin', ['token']) ?? {};
   const store = r.section(top.store, 'store', ['kind', 'path', 'url', 'prefix', 'timeoutMs', 'onFailure', 'instances']) ?? {};
   const keys = r.section(top.keys, 'keys', ['cacheTtlMs', 'cacheMaxEntries', 'negativeTtlMs', 'rotationGraceSeconds']) ?? {};
+  const cache = r.section(top.cache, 'cache', ['maxBytes', 'maxEntryBytes', 'redisMaxTtlMs']) ?? {};
   const devnet = r.section(top.devnet, 'devnet', ['blockTimeMs', 'fullRetention', 'startHeight', 'controlPort']) ?? {};
   const base = file === '' ? process.cwd() : dirname(file);
   const storePath = r.string(store.path, 'store.path', 'data/keys.json');
@@ -213,6 +217,12 @@ export function validateConfig(
   const chainList = Object.entries(chainsTree).map(([name, v]) => readChain(r, name, v, join('chains', name), plugins));
   if (top.chains !== undefined && chainList.length === 0) problems.add('chains', 'must define at least one chain endpoint');
   checkUnique(problems, chainList);
+  const storeKind = (top.store as { kind?: unknown } | undefined)?.kind;
+  for (const c of chainList) {
+    if (c.cache === 'redis' && storeKind !== 'redis') {
+      problems.add(`chains.${c.name}.cache`, 'is "redis", which needs store.kind: redis (the cache shares its connection)');
+    }
+  }
 
   const adminToken = typeof admin.token === 'string' && admin.token !== '' ? admin.token : undefined;
   if (admin.token !== undefined && admin.token !== null && typeof admin.token !== 'string') {
@@ -249,6 +259,11 @@ export function validateConfig(
       cacheMaxEntries: r.int(keys.cacheMaxEntries, 'keys.cacheMaxEntries', 100_000, 1),
       negativeTtlMs: r.int(keys.negativeTtlMs, 'keys.negativeTtlMs', 5_000, 0),
       rotationGraceSeconds: r.int(keys.rotationGraceSeconds, 'keys.rotationGraceSeconds', 86_400, 0),
+    },
+    cache: {
+      maxBytes: r.int(cache.maxBytes, 'cache.maxBytes', 64 * 1024 * 1024, 0),
+      maxEntryBytes: r.int(cache.maxEntryBytes, 'cache.maxEntryBytes', 1024 * 1024, 1),
+      redisMaxTtlMs: r.int(cache.redisMaxTtlMs, 'cache.redisMaxTtlMs', 3_600_000, 1),
     },
     tiers,
     devnet: {

@@ -71,6 +71,8 @@ export interface TierConfig {
   readonly maxBatch: number;
   readonly archive: boolean;
   readonly wsConnections: number;
+  /** Answers from the response cache cost nothing against limits and usage. */
+  readonly cacheHitsFree: boolean;
 }
 
 export interface NodeConfig {
@@ -115,6 +117,8 @@ export interface ChainConfig {
   readonly maxAttempts: number;
   readonly health: HealthConfig;
   readonly breaker: BreakerConfig;
+  /** Where this endpoint's answers are cached: this process, Redis (shared), or nowhere. */
+  readonly cache: 'memory' | 'redis' | 'off';
   readonly options: Readonly<Record<string, unknown>>;
   readonly nodes: readonly NodeConfig[];
 }
@@ -126,6 +130,15 @@ export interface DevnetConfig {
   readonly controlPort: number;
 }
 
+export interface CacheConfig {
+  /** Bound of the in-memory response cache, all chains together. */
+  readonly maxBytes: number;
+  /** Larger answers are never cached. */
+  readonly maxEntryBytes: number;
+  /** Longest life of an entry in Redis, so nothing stays there forever. */
+  readonly redisMaxTtlMs: number;
+}
+
 export interface GatewayConfig {
   /** Absolute path of the file this was read from ('' when built in code). */
   readonly file: string;
@@ -134,6 +147,7 @@ export interface GatewayConfig {
   readonly admin: { readonly token: string | undefined };
   readonly store: StoreConfig;
   readonly keys: KeysConfig;
+  readonly cache: CacheConfig;
   readonly tiers: Readonly<Record<string, TierConfig>>;
   readonly devnet: DevnetConfig;
   readonly chains: Readonly<Record<string, ChainConfig>>;

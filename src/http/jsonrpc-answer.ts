@@ -11,6 +11,7 @@ import { GatewayError, isGatewayError } from '../errors.js';
 import { rpcErrorText } from '../jsonrpc/envelope.js';
 import { isInvalid, type ParsedRequest } from '../plugin.js';
 import type { ItemResult, RoutedCall } from '../pool/forwarder.js';
+import { answerCalls, lookupCached } from './cached-calls.js';
 import { outcomeOf, type Pipeline, type RequestOutcome } from './pipeline.js';
 
 type JsonRpcRequest = Extract<ParsedRequest, { kind: 'jsonrpc' }>;
@@ -62,11 +63,15 @@ export async function answerJsonRpc(
   }
 
   if (routed.length > 0) {
-    const limited = await pipeline.admit(ctx, chain, record, tier, cost);
+    const look = await lookupCached(chain.cache, routed);
+    if (look.cacheable > 0) ctx.set('x-cache', look.hitCount === routed.length ? 'HIT' : 'MISS');
+    // Cached answers count like any other unless the tier says they are free.
+    const charge = tier.cacheHitsFree ? cost - look.hitCost : cost;
+    const limited = charge > 0 ? await pipeline.admit(ctx, chain, record, tier, charge) : undefined;
     if (limited !== undefined) {
       for (const i of slots) results[i] = limited;
     } else {
-      const answers = await chain.forwarder.jsonRpc(routed, Date.now() + pipeline.requestTimeoutMs, result);
+      const answers = await answerCalls(chain, routed, look, Date.now() + pipeline.requestTimeoutMs, result);
       // Usage counts errors among admitted calls only: refused items were never calls.
       let errors = 0;
       for (let k = 0; k < slots.length; k++) {

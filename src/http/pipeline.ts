@@ -14,6 +14,7 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Call, InboundRequest, ParsedRequest, RpcItem, Routing } from '../plugin.js';
 import type { ForwardTrace } from '../pool/forwarder.js';
+import type { UpstreamReply } from '../pool/upstream.js';
 import type { Admission } from '../quota/admission.js';
 import type { Limiter } from '../quota/limiter.js';
 import { readBody } from './body.js';
@@ -200,16 +201,35 @@ export class Pipeline {
     };
     if (isGatewayError(routing)) return refuse(routing);
     result.label = routing.label;
-    const limited = await this.admit(ctx, chain, record, tier, routing.cost);
+    const up = parsed.upstream;
+    const cache = routing.cacheTtlMs !== undefined && up.method === 'GET' ? chain.cache : undefined;
+    // The height is part of the call; the key, removed before parsing, never is.
+    const key = cache?.key(`${up.path}\u0000${up.headers?.['x-cosmos-block-height'] ?? ''}`);
+    const hit = key === undefined ? undefined : await cache?.get(key);
+    if (cache !== undefined) ctx.set('x-cache', hit === undefined ? 'MISS' : 'HIT');
+    const charge = hit !== undefined && tier.cacheHitsFree ? 0 : routing.cost;
+    const limited = charge > 0 ? await this.admit(ctx, chain, record, tier, charge) : undefined;
     if (limited !== undefined) return refuse(limited);
     try {
-      const reply = await chain.forwarder.passthrough(
-        parsed.call,
-        routing,
-        parsed.upstream,
-        Date.now() + this.deps.requestTimeoutMs,
-        result,
-      );
+      const deadline = Date.now() + this.deps.requestTimeoutMs;
+      const fetch = (): Promise<UpstreamReply> => chain.forwarder.passthrough(parsed.call, routing, up, deadline, result);
+      let reply: Pick<UpstreamReply, 'status' | 'text' | 'contentType' | 'relayHeaders'>;
+      if (hit !== undefined) {
+        reply = { status: hit.status, text: hit.body, contentType: hit.contentType, relayHeaders: hit.headers };
+      } else if (cache !== undefined && key !== undefined) {
+        const shared = await cache.coalesce(key, fetch);
+        reply = shared.value;
+        if (shared.leader && reply.status === 200) {
+          cache.set(
+            key,
+            { status: 200, body: reply.text, contentType: reply.contentType, headers: reply.relayHeaders },
+            routing.cacheTtlMs as number,
+            routing.cacheHeight,
+          );
+        }
+      } else {
+        reply = await fetch();
+      }
       ctx.status = reply.status;
       ctx.type = reply.contentType ?? 'application/json';
       if (reply.relayHeaders !== undefined) for (const [k, v] of Object.entries(reply.relayHeaders)) ctx.set(k, v);

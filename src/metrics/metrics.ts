@@ -113,12 +113,36 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly cacheLookups = new Counter({
+    name: 'noderouter_cache_lookups_total',
+    help: 'Response cache lookups of cacheable calls, by chain and result (hit or miss).',
+    labelNames: ['chain', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly coalesced = new Counter({
+    name: 'noderouter_cache_coalesced_total',
+    help: 'Calls that shared an identical call already in flight instead of asking a node, by chain.',
+    labelNames: ['chain'] as const,
+    registers: [this.registry],
+  });
+
   private storeUp: () => boolean = () => true;
+  private cacheBytes: () => number = () => 0;
 
   constructor() {
     // prom-client calls collect() with the gauge as `this`; arrow functions read our state.
     const storeUp = (): boolean => this.storeUp();
     const pools = (): Iterable<NodePool> => this.pools();
+    const cacheBytes = (): number => this.cacheBytes();
+    new Gauge({
+      name: 'noderouter_cache_bytes',
+      help: 'Bytes held by the in-memory response cache (bounded by cache.maxBytes).',
+      registers: [this.registry],
+      collect() {
+        this.set(cacheBytes());
+      },
+    });
     new Gauge({
       name: 'noderouter_store_up',
       help: 'Whether the key and limits store answers (1) or not (0); the file store is always up.',
@@ -161,6 +185,10 @@ export class Metrics {
 
   watchStore(up: () => boolean): void {
     this.storeUp = up;
+  }
+
+  watchCache(bytes: () => number): void {
+    this.cacheBytes = bytes;
   }
 
   /** Where node gauges read from; called again after a reload swaps the pools. */

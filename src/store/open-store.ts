@@ -9,12 +9,15 @@ import type { StoreConfig } from '../config/types.js';
 import { MemoryLimiter, type Limiter } from '../quota/limiter.js';
 import { RedisLimiter } from '../quota/redis-limiter.js';
 import { usagePathFor } from '../quota/usage-file.js';
+import type { Redis } from 'ioredis';
 import { RedisConnection } from './redis-connection.js';
 
 export interface StoreBundle {
   readonly kind: StoreConfig['kind'];
   readonly keys: KeyStore;
   readonly limiter: Limiter;
+  /** The Redis connection of a Redis store (the response cache may share it). */
+  readonly redis: Redis | undefined;
   /** Whether the backing service answers (the file store always does). */
   up(): boolean;
   close(): Promise<void>;
@@ -36,6 +39,7 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions):
       kind: 'file',
       keys,
       limiter,
+      redis: undefined,
       up: () => true,
       close: async () => {
         await limiter.close();
@@ -60,6 +64,7 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions):
     kind: 'redis',
     keys,
     limiter,
+    redis: connection.client,
     up: () => connection.up,
     close: async () => {
       await keys.close();

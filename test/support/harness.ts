@@ -26,6 +26,8 @@ export interface ChainSpec {
   readonly host?: string;
   readonly network?: string;
   readonly archiveOnly?: boolean;
+  /** Response cache of the endpoint; off unless a test is about caching. */
+  readonly cache?: 'memory' | 'redis' | 'off';
   /** Extra YAML lines under the chain (already indented by 4). */
   readonly extra?: string;
   readonly nodes: readonly NodeSpec[];
@@ -149,6 +151,7 @@ export function configYaml(
         `    network: ${c.network ?? c.name}`,
         `    route: { path: ${c.path}${c.host === undefined ? '' : `, host: ${c.host}`} }`,
         `    archiveOnly: ${c.archiveOnly === true}`,
+        `    cache: ${c.cache ?? 'off'}`,
         c.extra?.includes('    health:') === true ? '' : `    health: { intervalMs: ${opts.probeIntervalMs}, timeoutMs: 500 }`,
         c.extra ?? '',
         `    nodes:`,
