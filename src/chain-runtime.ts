@@ -21,7 +21,11 @@ export interface RuntimeOptions {
 }
 
 export function runtimeOptions(server: ServerConfig, caches: RuntimeOptions['caches']): RuntimeOptions {
-  return { json: { maxDepth: server.maxJsonDepth, maxMethodLength: server.maxMethodLength }, maxResponseBytes: server.maxResponseBytes, caches };
+  return {
+    json: { maxDepth: server.maxJsonDepth, maxMethodLength: server.maxMethodLength },
+    maxResponseBytes: server.maxResponseBytes,
+    caches,
+  };
 }
 
 export interface ChainRuntime {

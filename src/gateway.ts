@@ -110,11 +110,22 @@ export class Gateway {
     const store = bundle.keys;
     const caches = {
       memory: new MemoryCacheStore(config.cache.maxBytes, config.cache.maxEntryBytes),
-      redis: bundle.redis === undefined ? undefined : new RedisCacheStore(bundle.redis, config.store.prefix, config.cache.maxEntryBytes, config.cache.redisMaxTtlMs),
+      redis:
+        bundle.redis === undefined
+          ? undefined
+          : new RedisCacheStore(bundle.redis, config.store.prefix, config.cache.maxEntryBytes, config.cache.redisMaxTtlMs),
     };
     metrics.watchCache(() => caches.memory.bytes());
     const limiter = bundle.limiter;
-    const gw = new Gateway(config, logger, metrics, bundle, new KeyService(store, config.tiers, config.keys.rotationGraceSeconds), limiter, caches);
+    const gw = new Gateway(
+      config,
+      logger,
+      metrics,
+      bundle,
+      new KeyService(store, config.tiers, config.keys.rotationGraceSeconds),
+      limiter,
+      caches,
+    );
 
     gw.chains = Object.values(config.chains).map((c) =>
       createChainRuntime(c, loadedPlugin(c.plugin), metrics, logger, runtimeOptions(config.server, caches)),

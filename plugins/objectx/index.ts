@@ -38,7 +38,13 @@ const KNOWN = new Set([
 ]);
 const PAST_OBJECTS = new Set(['tryGetPastObject', 'tryMultiGetPastObjects']);
 /** Reads of the latest state, kept about a checkpoint's time. */
-const HEAD_READS = new Set(['getLatestCheckpointSequenceNumber', 'getReferenceGasPrice', 'getBalance', 'getAllBalances', 'getTotalTransactionBlocks']);
+const HEAD_READS = new Set([
+  'getLatestCheckpointSequenceNumber',
+  'getReferenceGasPrice',
+  'getBalance',
+  'getAllBalances',
+  'getTotalTransactionBlocks',
+]);
 const PRUNED = /pruned|is not available|not available on this fullnode/i;
 const DECIMAL = /^\d{1,20}$/;
 

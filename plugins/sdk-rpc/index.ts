@@ -68,7 +68,19 @@ const HEIGHT_POSITION: ReadonlyMap<string, number> = new Map([
 ]);
 const PRUNED = /is not available, lowest height is|pruned/i;
 /** Reads answered from the latest state: kept about a block time. Never broadcasts. */
-const READS = new Set(['status', 'abci_info', 'health', 'net_info', 'block', 'header', 'commit', 'validators', 'consensus_params', 'blockchain', 'genesis']);
+const READS = new Set([
+  'status',
+  'abci_info',
+  'health',
+  'net_info',
+  'block',
+  'header',
+  'commit',
+  'validators',
+  'consensus_params',
+  'blockchain',
+  'genesis',
+]);
 const METHOD_PATH = /^\/([a-z_]{1,64})$/;
 const DIGITS = /^"?(\d{1,18})"?$/;
 

@@ -130,7 +130,12 @@ export class RedisCacheStore implements CacheStore {
     const set = `${this.prefix}cache:h:${chain}`;
     try {
       const keys = await this.redis.zrangebyscore(set, height, '+inf');
-      if (keys.length > 0) await this.redis.multi().del(...keys).zremrangebyscore(set, height, '+inf').exec();
+      if (keys.length > 0)
+        await this.redis
+          .multi()
+          .del(...keys)
+          .zremrangebyscore(set, height, '+inf')
+          .exec();
     } catch {
       // Entries left behind expire with their TTL.
     }

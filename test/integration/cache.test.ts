@@ -1,0 +1,204 @@
+// The response cache and coalescing, finality-aware: what is cached and what never
+// is, per-height keys, reorg eviction, 100 identical calls sharing one node call,
+// the byte bound, accounting, metrics, and the Redis store shared by instances.
+
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { randomBytes } from 'node:crypto';
+import type { Gateway } from '../../src/gateway.js';
+import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
+
+const EVM: ChainSpec = {
+  name: 'l1',
+  plugin: 'evm',
+  path: '/l1',
+  cache: 'memory',
+  extra: '    options: { blockTimeMs: 150, finalityDepth: 10 }',
+  nodes: [{ name: 'c-full-1', role: 'full' }],
+};
+const REST: ChainSpec = {
+  name: 'hub-rest',
+  plugin: 'sdk-rest',
+  path: '/hub/rest',
+  network: 'hub',
+  cache: 'memory',
+  nodes: [{ name: 'c-rest-archive', role: 'archive' }],
+};
+const TIERS = `
+  enterprise: { rate: unlimited, archive: true }
+  metered: { rate: 1, burst: 2 }
+  freehits: { rate: 1, burst: 2, cacheHitsFree: true }
+`;
+
+describe('response cache and coalescing', function () {
+  this.timeout(30_000);
+  let stack: Stack;
+  let h: Record<string, string>;
+  const node = () => stack.devnet.node('c-full-1');
+  const block = (n: number, id: unknown = 1) => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'eth_getBlockByNumber',
+    params: [`0x${n.toString(16)}`, false],
+  });
+  const calls = (marker: string) => node().received.filter((r) => r.body.includes(marker)).length;
+  const metric = async (re: RegExp): Promise<number> => Number(re.exec((await get(stack.admin('/metrics'))).text)?.[1] ?? 0);
+
+  before(async () => {
+    stack = await startStack({ chains: [EVM, REST], tiers: TIERS, serverYaml: undefined, extraYaml: 'cache: { maxBytes: 40000 }' });
+    h = { apikey: stack.key };
+    for (const rt of stack.gateway.runtimes()) await rt.prober.probeAll();
+  });
+  after(() => stack.close());
+
+  it('serves a finalized block from the cache after the first call', async () => {
+    node().clearReceived();
+    const head = stack.devnet.chains.get('l1')?.height() as number;
+    const first = await rpc(stack.url('/l1'), block(head - 20, 'a'), h);
+    const second = await rpc(stack.url('/l1'), block(head - 20, 'b'), h);
+    expect(first.headers.get('x-cache')).to.equal('MISS');
+    expect(second.headers.get('x-cache')).to.equal('HIT');
+    expect((second.json as { id: string }).id).to.equal('b');
+    expect((second.json as { result: unknown }).result).to.deep.equal((first.json as { result: unknown }).result);
+    expect(calls('getBlockByNumber')).to.equal(1);
+    expect(await metric(/noderouter_cache_lookups_total\{chain="l1",result="hit"\} (\d+)/)).to.be.greaterThan(0);
+  });
+
+  it('keeps a latest read only about a block time, and never pending', async () => {
+    node().clearReceived();
+    const latest = { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['latest', false] };
+    const a = await rpc(stack.url('/l1'), latest, h);
+    stack.devnet.chains.get('l1')?.advance(1);
+    await new Promise((r) => setTimeout(r, 200));
+    const b = await rpc(stack.url('/l1'), latest, h);
+    expect(b.headers.get('x-cache')).to.equal('MISS');
+    expect((b.json as { result: { number: string } }).result.number).to.not.equal((a.json as { result: { number: string } }).result.number);
+    const pending = { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['pending', false] };
+    await rpc(stack.url('/l1'), pending, h);
+    const p2 = await rpc(stack.url('/l1'), pending, h);
+    expect(p2.headers.get('x-cache')).to.equal(null);
+    expect(node().received.filter((r) => r.body.includes('pending'))).to.have.length(2);
+  });
+
+  it('never caches an error or an empty answer that may fill later', async () => {
+    node().clearReceived();
+    const revert = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'eth_call',
+      params: [{ to: '0x00000000000000000000000000000000000000aa', data: '0xdeadbeef' }, 'latest'],
+    };
+    await rpc(stack.url('/l1'), revert, h);
+    await rpc(stack.url('/l1'), revert, h);
+    expect(calls('deadbeef')).to.equal(2);
+    const future = block(10_000_000);
+    await rpc(stack.url('/l1'), future, h);
+    await rpc(stack.url('/l1'), future, h);
+    expect(calls('0x989680')).to.equal(2);
+  });
+
+  it('caches a height-pinned REST query per height', async () => {
+    const archive = stack.devnet.node('c-rest-archive');
+    archive.clearReceived();
+    const path = stack.url('/hub/rest/cosmos/bank/v1beta1/balances/cosmos1xyz');
+    const at = (height: string) => get(path, { ...h, 'x-cosmos-block-height': height });
+    expect((await at('5')).headers.get('x-cache')).to.equal('MISS');
+    const again = await at('5');
+    expect(again.headers.get('x-cache')).to.equal('HIT');
+    expect(again.headers.get('grpc-metadata-x-cosmos-block-height')).to.equal('5');
+    expect((await at('6')).headers.get('x-cache')).to.equal('MISS');
+    expect(archive.received.filter((r) => r.path.includes('balances'))).to.have.length(2);
+  });
+
+  it('evicts what a reorg touched', async () => {
+    const rt = stack.gateway.runtimes().find((c) => c.name === 'l1');
+    await rt?.prober.probeAll();
+    const head = stack.devnet.chains.get('l1')?.height() as number;
+    const before = await rpc(stack.url('/l1'), block(head - 1), h);
+    expect((await rpc(stack.url('/l1'), block(head - 1), h)).headers.get('x-cache')).to.equal('HIT');
+    stack.devnet.chains.get('l1')?.reorg(3);
+    await rt?.prober.probeAll();
+    const after = await rpc(stack.url('/l1'), block(head - 1), h);
+    expect(after.headers.get('x-cache')).to.equal('MISS');
+    expect((after.json as { result: { hash: string } }).result.hash).to.not.equal(
+      (before.json as { result: { hash: string } }).result.hash,
+    );
+  });
+
+  it('lets 100 identical concurrent calls reach the node once, each answered with its own id', async () => {
+    node().clearReceived();
+    await node().setFaults({ latencyMs: 200 });
+    const head = stack.devnet.chains.get('l1')?.height() as number;
+    const n = head - 30;
+    const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => rpc(stack.url('/l1'), block(n, `c${i}`), h)));
+    await node().clearFaults();
+    expect(calls('getBlockByNumber')).to.equal(1);
+    answers.forEach((a, i) => {
+      expect(a.status).to.equal(200);
+      expect((a.json as { id: string }).id).to.equal(`c${i}`);
+      expect((a.json as { result: { number: string } }).result.number).to.equal(`0x${n.toString(16)}`);
+    });
+    expect(await metric(/noderouter_cache_coalesced_total\{chain="l1"\} (\d+)/)).to.equal(99);
+  });
+
+  it('stays within its byte bound', async () => {
+    const head = stack.devnet.chains.get('l1')?.height() as number;
+    for (let i = 0; i < 60; i++) await rpc(stack.url('/l1'), block(head - 100 - i), h);
+    const bytes = await metric(/noderouter_cache_bytes (\d+)/);
+    expect(bytes).to.be.greaterThan(0);
+    expect(bytes).to.be.at.most(40_000);
+  });
+
+  it('counts cached answers against limits and usage unless the tier makes them free', async () => {
+    const head = stack.devnet.chains.get('l1')?.height() as number;
+    await rpc(stack.url('/l1'), block(head - 50), h);
+    const metered = await stack.createKey('metered');
+    const free = await stack.createKey('freehits');
+    const statuses = async (key: string): Promise<number[]> => {
+      const out: number[] = [];
+      for (let i = 0; i < 4; i++) out.push((await rpc(stack.url('/l1'), block(head - 50), { apikey: key })).status);
+      return out;
+    };
+    expect(await statuses(metered.value)).to.deep.equal([200, 200, 429, 429]);
+    expect(await statuses(free.value)).to.deep.equal([200, 200, 200, 200]);
+    const rows = await stack.gateway.limiter.usage(metered.id);
+    expect(rows[0]).to.include({ calls: 2, limited: 2 });
+  });
+});
+
+describe('response cache in Redis, shared by instances', function () {
+  this.timeout(30_000);
+  const prefix = `nrcache:${randomBytes(4).toString('hex')}:`;
+  let stack: Stack;
+  let other: Gateway;
+
+  before(async () => {
+    stack = await startStack({
+      chains: [{ ...EVM, cache: 'redis' }],
+      tiers: TIERS,
+      storeYaml: `{ kind: redis, url: "redis://127.0.0.1:6379", prefix: "${prefix}" }`,
+    });
+    other = await stack.startAnother();
+    for (const rt of stack.gateway.runtimes()) await rt.prober.probeAll();
+  });
+  after(async () => {
+    await stack.close();
+    const r = new Redis('redis://127.0.0.1:6379');
+    const keys = await r.keys(`${prefix}*`);
+    if (keys.length > 0) await r.del(...keys);
+    r.disconnect();
+  });
+
+  it('answers on one instance what another cached', async () => {
+    const head = stack.devnet.chains.get('l1')?.height() as number;
+    const call = { jsonrpc: '2.0', id: 9, method: 'eth_getBlockByNumber', params: [`0x${(head - 20).toString(16)}`, false] };
+    const a = await rpc(`${stack.gateway.url}/l1`, call, { apikey: stack.key });
+    expect(a.headers.get('x-cache')).to.equal('MISS');
+    await new Promise((r) => setTimeout(r, 50));
+    const b = await rpc(`${other.url}/l1`, call, { apikey: stack.key });
+    expect(b.headers.get('x-cache')).to.equal('HIT');
+    expect(b.text).to.equal(a.text);
+    const hex = `0x${(head - 20).toString(16)}`;
+    expect(stack.devnet.node('c-full-1').received.filter((r) => r.body.includes(hex))).to.have.length(1);
+  });
+});
