@@ -2,17 +2,10 @@
 // anything that is not a JSON object is the node failing, an error member is the
 // chain's answer unless it says the node lacks the state (pruned).
 
+import { isObjectText } from '../../src/jsonrpc/raw-json.js';
 import type { NodeReply, Verdict } from '../../src/plugin.js';
 
 const LIMIT = /limit/i;
-
-function isObjectText(text: string): boolean {
-  let i = 0;
-  let j = text.length - 1;
-  while (i <= j && text.charCodeAt(i) <= 32) i++;
-  while (j >= i && text.charCodeAt(j) <= 32) j--;
-  return text.charCodeAt(i) === 123 && text.charCodeAt(j) === 125;
-}
 
 export function jsonRpcVerdict(reply: NodeReply, pruned: RegExp): Verdict {
   if (reply.status === 429) return 'throttled';

@@ -8,9 +8,9 @@ import { watch, type FSWatcher } from 'node:fs';
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { withFileLock } from './file-lock.js';
-import { generateId, generateKey, hashKey, keyPrefix } from './key-format.js';
 import {
-  ALL_PERMITTED,
+  newKeyRecord,
+  rotatedKeyRecord,
   KeyNotFoundError,
   type KeyMatch,
   type KeyRecord,
@@ -143,24 +143,9 @@ export class FileKeyStore implements KeyStore {
   }
 
   async create(input: NewKey): Promise<{ record: KeyRecord; value: string }> {
-    const value = generateKey();
-    const record: KeyRecord = {
-      id: generateId('key'),
-      hash: hashKey(value),
-      prefix: keyPrefix(value),
-      account: input.account,
-      tier: input.tier,
-      label: input.label ?? '',
-      permissions: { ...ALL_PERMITTED, ...input.permissions },
-      createdAt: new Date().toISOString(),
-      lastUsedAt: undefined,
-      revokedAt: undefined,
-      expiresAt: input.expiresAt,
-      rotatedAt: undefined,
-      retired: [],
-    };
-    await this.mutate((keys) => keys.push(record));
-    return { record, value };
+    const created = newKeyRecord(input);
+    await this.mutate((keys) => keys.push(created.record));
+    return created;
   }
 
   async put(record: KeyRecord): Promise<void> {
@@ -199,25 +184,12 @@ export class FileKeyStore implements KeyStore {
   }
 
   async rotate(ref: string, graceSeconds: number): Promise<{ record: KeyRecord; value: string }> {
-    const value = generateKey();
-    const now = Date.now();
-    const record = await this.mutate((keys) => {
+    return this.mutate((keys) => {
       const i = this.find(keys, ref);
-      const old = keys[i] as KeyRecord;
-      if (old.revokedAt !== undefined) throw new Error(`key ${old.id} is revoked and cannot be rotated`);
-      const until = new Date(now + graceSeconds * 1000).toISOString();
-      const updated: KeyRecord = {
-        ...old,
-        hash: hashKey(value),
-        prefix: keyPrefix(value),
-        rotatedAt: new Date(now).toISOString(),
-        // Values whose grace has passed are dropped: they can never work again.
-        retired: [...old.retired.filter((r) => Date.parse(r.until) > now), { hash: old.hash, prefix: old.prefix, until }],
-      };
-      keys[i] = updated;
-      return updated;
+      const rotated = rotatedKeyRecord(keys[i] as KeyRecord, graceSeconds, Date.now());
+      keys[i] = rotated.record;
+      return rotated;
     });
-    return { record, value };
   }
 
   touch(id: string, at: number): void {

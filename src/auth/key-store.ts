@@ -1,6 +1,8 @@
 // The key store contract: records of API keys, found by the SHA-256 of their value.
-// Backends (file, later Redis) implement it; the cache and the request path see
-// only this interface. A record never holds a key's value.
+// Backends (file, Redis) implement it; the cache and the request path see only
+// this interface. A record never holds a key's value.
+
+import { generateId, generateKey, hashKey, keyPrefix } from './key-format.js';
 
 export interface KeyPermissions {
   /** Chain endpoint name patterns (`*` wildcard); ['*'] = every chain. */
@@ -85,6 +87,46 @@ export interface KeyStore {
   touch(id: string, at: number): void;
   onChange(listener: (change: StoreChange) => void): void;
   close(): Promise<void>;
+}
+
+/** A new key: its value (returned once, never stored) and its record (hash only). */
+export function newKeyRecord(input: NewKey, now: number = Date.now()): { record: KeyRecord; value: string } {
+  const value = generateKey();
+  const record: KeyRecord = {
+    id: generateId('key'),
+    hash: hashKey(value),
+    prefix: keyPrefix(value),
+    account: input.account,
+    tier: input.tier,
+    label: input.label ?? '',
+    permissions: { ...ALL_PERMITTED, ...input.permissions },
+    createdAt: new Date(now).toISOString(),
+    lastUsedAt: undefined,
+    revokedAt: undefined,
+    expiresAt: input.expiresAt,
+    rotatedAt: undefined,
+    retired: [],
+  };
+  return { record, value };
+}
+
+/** A rotated key: a new value; the old one is retired until the grace ends. */
+export function rotatedKeyRecord(old: KeyRecord, graceSeconds: number, now: number): { record: KeyRecord; value: string; until: number } {
+  if (old.revokedAt !== undefined) throw new Error(`key ${old.id} is revoked and cannot be rotated`);
+  const value = generateKey();
+  const until = now + graceSeconds * 1000;
+  const record: KeyRecord = {
+    ...old,
+    hash: hashKey(value),
+    prefix: keyPrefix(value),
+    rotatedAt: new Date(now).toISOString(),
+    // Values whose grace has passed are dropped: they can never work again.
+    retired: [
+      ...old.retired.filter((r) => Date.parse(r.until) > now),
+      { hash: old.hash, prefix: old.prefix, until: new Date(until).toISOString() },
+    ],
+  };
+  return { record, value, until };
 }
 
 export class KeyNotFoundError extends Error {

@@ -7,9 +7,9 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { generateId, generateKey, hashKey, keyPrefix } from './key-format.js';
 import {
-  ALL_PERMITTED,
+  newKeyRecord,
+  rotatedKeyRecord,
   KeyNotFoundError,
   type KeyMatch,
   type KeyRecord,
@@ -113,22 +113,7 @@ export class RedisKeyStore implements KeyStore {
   }
 
   async create(input: NewKey): Promise<{ record: KeyRecord; value: string }> {
-    const value = generateKey();
-    const record: KeyRecord = {
-      id: generateId('key'),
-      hash: hashKey(value),
-      prefix: keyPrefix(value),
-      account: input.account,
-      tier: input.tier,
-      label: input.label ?? '',
-      permissions: { ...ALL_PERMITTED, ...input.permissions },
-      createdAt: new Date().toISOString(),
-      lastUsedAt: undefined,
-      revokedAt: undefined,
-      expiresAt: input.expiresAt,
-      rotatedAt: undefined,
-      retired: [],
-    };
+    const { record, value } = newKeyRecord(input);
     await this.save(record, (m) => m.set(this.key('h', record.hash), record.id).set(this.key('p', record.prefix), record.id));
     await this.announce([record.hash]);
     return { record, value };
@@ -195,20 +180,8 @@ export class RedisKeyStore implements KeyStore {
 
   async rotate(ref: string, graceSeconds: number): Promise<{ record: KeyRecord; value: string }> {
     const old = await this.mustLoad(ref);
-    if (old.revokedAt !== undefined) throw new Error(`key ${old.id} is revoked and cannot be rotated`);
-    const value = generateKey();
     const now = Date.now();
-    const until = now + graceSeconds * 1000;
-    const record: KeyRecord = {
-      ...old,
-      hash: hashKey(value),
-      prefix: keyPrefix(value),
-      rotatedAt: new Date(now).toISOString(),
-      retired: [
-        ...old.retired.filter((r) => Date.parse(r.until) > now),
-        { hash: old.hash, prefix: old.prefix, until: new Date(until).toISOString() },
-      ],
-    };
+    const { record, value, until } = rotatedKeyRecord(old, graceSeconds, now);
     await this.save(record, (m) => {
       m.set(this.key('h', record.hash), record.id).set(this.key('p', record.prefix), record.id);
       // The old value's index entry expires with its grace: nothing to sweep later.

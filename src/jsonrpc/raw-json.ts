@@ -34,6 +34,15 @@ function skipString(s: string, i: number): number {
   }
 }
 
+/** Does the text look like one JSON object (`{`…`}` once white space is trimmed)? A cheap check, not a parse. */
+export function isObjectText(text: string): boolean {
+  let i = 0;
+  let j = text.length - 1;
+  while (i <= j && isWs(text.charCodeAt(i))) i++;
+  while (j >= i && isWs(text.charCodeAt(j))) j--;
+  return text.charCodeAt(i) === OPEN_BRACE && text.charCodeAt(j) === CLOSE_BRACE;
+}
+
 /** Index just past the JSON value starting at i (no leading whitespace), or -1. */
 export function skipValue(s: string, i: number): number {
   const c = s.charCodeAt(i);

@@ -5,7 +5,7 @@
 // Answers are relayed as the node sent them: item text is sliced, never re-serialised.
 
 import { replyError } from '../jsonrpc/envelope.js';
-import { memberRaw, splitArray } from '../jsonrpc/raw-json.js';
+import { isObjectText, memberRaw, splitArray } from '../jsonrpc/raw-json.js';
 import type { Call, ChainHandler, Routing, UpstreamRequest, Verdict } from '../plugin.js';
 import { Attempts } from './attempts.js';
 import { NodeFailure, NodeThrottled, type PoolNode } from './pool-node.js';
@@ -37,14 +37,6 @@ export type ItemResult = string | undefined | GatewayError;
 
 const ARCHIVE_FALLBACK: Routing = { archive: true, cost: 0, label: '' };
 
-function looksLikeObject(text: string): boolean {
-  let i = 0;
-  let j = text.length - 1;
-  while (i <= j && text.charCodeAt(i) <= 32) i++;
-  while (j >= i && text.charCodeAt(j) <= 32) j--;
-  return text.charCodeAt(i) === 123 && text.charCodeAt(j) === 125;
-}
-
 function toFailure(err: unknown): Error {
   if (err instanceof UpstreamError) return new NodeFailure(err.kind, err.message);
   return err as Error;
@@ -67,6 +59,15 @@ export class Forwarder {
     if (err instanceof NodeThrottled || (err as { code?: string }).code === 'EOPENBREAKER') return 'throttled';
     if (err instanceof NodeFailure && err.reason === 'timeout') return 'timeout';
     return 'failure';
+  }
+
+  /** Book a failed attempt: back off a throttling node, count the rest, tell metrics. */
+  private attemptFailed(node: PoolNode, attempts: Attempts, err: unknown, started: number): void {
+    const outcome = this.outcomeOf(err);
+    if (outcome === 'throttled') node.throttle(Date.now());
+    else attempts.failed(outcome === 'timeout');
+    this.observer.upstream?.(this.pool, node, outcome, (performance.now() - started) / 1000);
+    this.observer.retry?.(this.pool, outcome === 'throttled' ? 'throttled' : 'failure');
   }
 
   /** Answer every call, in order. Never throws: failures become table errors per item. */
@@ -127,11 +128,7 @@ export class Forwarder {
           queue.push({ indices: pruned, routing: ARCHIVE_FALLBACK });
         }
       } catch (err) {
-        const outcome = this.outcomeOf(err);
-        if (outcome === 'throttled') node.throttle(Date.now());
-        else attempts.failed(outcome === 'timeout');
-        this.observer.upstream?.(this.pool, node, outcome, (performance.now() - started) / 1000);
-        this.observer.retry?.(this.pool, outcome === 'throttled' ? 'throttled' : 'failure');
+        this.attemptFailed(node, attempts, err, started);
         queue.push(group);
       }
     }
@@ -173,7 +170,7 @@ export class Forwarder {
   private singleText(reply: UpstreamReply, calls: readonly RoutedCall[], group: Group): Array<string | undefined> {
     const call = (calls[group.indices[0] as number] as RoutedCall).call;
     if (call.id === undefined) return [undefined];
-    if (!looksLikeObject(reply.text)) throw new NodeFailure('garbage', 'node answer is not a JSON object');
+    if (!isObjectText(reply.text)) throw new NodeFailure('garbage', 'node answer is not a JSON object');
     const id = memberRaw(reply.text, 'id');
     if (id !== call.id && !this.sameId(id, call.id)) throw new NodeFailure('garbage', 'node answered another call (wrong id)');
     return [reply.text];
@@ -281,11 +278,7 @@ export class Forwarder {
         this.observer.upstream?.(this.pool, node, reply.verdict === 'chain-error' ? 'chain-error' : 'ok', seconds);
         return reply.reply;
       } catch (err) {
-        const outcome = this.outcomeOf(err);
-        if (outcome === 'throttled') node.throttle(Date.now());
-        else attempts.failed(outcome === 'timeout');
-        this.observer.upstream?.(this.pool, node, outcome, (performance.now() - started) / 1000);
-        this.observer.retry?.(this.pool, outcome === 'throttled' ? 'throttled' : 'failure');
+        this.attemptFailed(node, attempts, err, started);
       }
     }
   }
