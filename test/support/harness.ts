@@ -108,6 +108,8 @@ export interface StackOptions {
   /** Extra top-level YAML. */
   readonly extraYaml?: string;
   readonly adminToken?: string;
+  /** Nodes that are already running (real nodes): name → URL; the devnet skips them. */
+  readonly externalNodes?: ReadonlyMap<string, string>;
   /** Where the gateway logs (silent by default). */
   readonly logger?: Logger;
   /** Extra `server:` settings (flow YAML members, e.g. "maxResponseBytes: 65536"). */
@@ -182,11 +184,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const dir = await mkdtemp(join(tmpdir(), 'noderouter-test-'));
   const specs = chains.flatMap((c) =>
     c.nodes
-      .filter((n) => n.sameAs === undefined)
+      .filter((n) => n.sameAs === undefined && options.externalNodes?.has(n.name) !== true)
       .map((n) => ({ network: c.network ?? c.name, family: c.plugin, name: n.name, role: n.role })),
   );
   const devnet = await startDevnet(specs, { blockTimeMs: 0, noControl: true, ...options.devnet });
   const urls = new Map([...devnet.nodes.values()].map((n) => [n.name, n.url]));
+  for (const [name, url] of options.externalNodes ?? []) urls.set(name, url);
   const configFile = join(dir, 'gateway.yaml');
   const storePath = join(dir, 'keys.json');
   await writeFile(
