@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'bench/results/', 'test-output/', 'data/'] },
+  { ignores: ['dist/', 'node_modules/', 'bench/results/', 'test-output/', 'test-output-*/', 'data/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
