@@ -75,6 +75,27 @@ describe('noderouter CLI', function () {
       expect(show.stdout).to.not.contain(key);
     });
 
+    it('revokes, rotates and reports usage through the CLI', async () => {
+      const created = await runCli(['keys', 'create', '--config', stack.configFile, '--account', 'cli', '--tier', 'enterprise']);
+      const key = lastLine(created.stdout);
+      const call = () => rpc(stack.url('/l1'), { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' }, { apikey: key });
+      expect((await call()).status).to.equal(200);
+      const rotated = await runCli(['keys', 'rotate', key.slice(0, 8), '--grace', '0', '--config', stack.configFile]);
+      expect(rotated.code).to.equal(0);
+      const fresh = lastLine(rotated.stdout);
+      expect(fresh).to.match(/^nrk_/).and.not.equal(key);
+      expect((await call()).status).to.equal(401);
+      const ok = await rpc(stack.url('/l1'), { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' }, { apikey: fresh });
+      expect(ok.status).to.equal(200);
+      await stack.gateway.close();
+      const usage = await runCli(['keys', 'usage', fresh.slice(0, 8), '--config', stack.configFile]);
+      expect(usage.code).to.equal(0);
+      expect(usage.stdout).to.match(/l1\s+2\s+0\s+0/);
+      const revoked = await runCli(['keys', 'revoke', fresh.slice(0, 8), '--config', stack.configFile]);
+      expect(revoked.code).to.equal(0);
+      expect(revoked.stdout).to.match(/state\s+revoked/);
+    });
+
     it('refuses an unknown tier with the tiers it knows', async () => {
       const res = await runCli(['keys', 'create', '--config', stack.configFile, '--account', 'acme', '--tier', 'gold']);
       expect(res.code).to.equal(2);

@@ -1,7 +1,9 @@
-// Real EVM nodes for tests: anvil from the @foundry-rs/anvil package (it ships the
-// binary), on loopback, mining only when told, with a fixed genesis time, so several
-// anvils given the same transactions and timestamps hold the same chain. Each sits
-// behind a recording proxy, so a test can see exactly what reached it.
+// Real EVM nodes for tests: anvil from @foundry-rs/anvil-linux-amd64, the binary the
+// @foundry-rs/anvil wrapper would pick here (the registry this project reaches holds
+// only this platform's package, so the wrapper's lockfile cannot be complete). On
+// loopback, mining only when told, with a fixed genesis time, so several anvils given
+// the same transactions and timestamps hold the same chain. Each sits behind a
+// recording proxy, so a test can see exactly what reached it.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
@@ -31,14 +33,10 @@ export class Anvil {
   ) {}
 
   static async start(args: readonly string[] = []): Promise<Anvil> {
-    const bin = join(dirname(require.resolve('@foundry-rs/anvil/package.json')), 'bin.mjs');
-    const proc = spawn(
-      process.execPath,
-      [bin, '--port', '0', '--no-mining', '--timestamp', String(GENESIS_TIME), '--chain-id', '31337', ...args],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const bin = join(dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil');
+    const proc = spawn(bin, ['--port', '0', '--no-mining', '--timestamp', String(GENESIS_TIME), '--chain-id', '31337', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     const direct = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`anvil did not start: ${out}`)), 15_000);

@@ -1,0 +1,73 @@
+// The devnet's control server, as a person uses it to watch failover: list nodes,
+// inject and clear faults, mine and reorganise blocks; bad input gets 400/404.
+
+import { expect } from 'chai';
+import { startDevnet, type Devnet } from '../../src/devnet/index.js';
+
+describe('devnet control server', function () {
+  this.timeout(10_000);
+  let devnet: Devnet;
+  const control = (path: string, init?: RequestInit) => fetch(`${devnet.controlUrl}${path}`, init);
+
+  before(async () => {
+    devnet = await startDevnet(
+      [
+        { network: 'l1', family: 'evm', name: 'a', role: 'full' },
+        { network: 'l1', family: 'evm', name: 'b', role: 'archive' },
+      ],
+      { blockTimeMs: 0, startHeight: 500, fullRetention: 10 },
+    );
+  });
+  after(() => devnet.close());
+
+  it('lists nodes with role, height and retention', async () => {
+    const body = (await (await control('/nodes')).json()) as { nodes: Array<Record<string, unknown>> };
+    expect(body.nodes.map((n) => [n.name, n.role, n.height, n.earliest])).to.deep.equal([
+      ['a', 'full', 500, 491],
+      ['b', 'archive', 500, 1],
+    ]);
+  });
+
+  it('injects and clears faults at run time', async () => {
+    const put = await control('/nodes/a/faults', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '{"status":503}',
+    });
+    expect(put.status).to.equal(200);
+    const res = await fetch(devnet.node('a').url, { method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}' });
+    expect(res.status).to.equal(503);
+    await control('/nodes/a/faults', { method: 'PUT', body: '{"down":true}' });
+    let refused = false;
+    await fetch(devnet.node('a').url).catch(() => (refused = true));
+    expect(refused).to.equal(true);
+    expect((await control('/nodes/a/faults', { method: 'DELETE' })).status).to.equal(200);
+    const ok = await fetch(devnet.node('a').url, { method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}' });
+    expect(((await ok.json()) as { result: string }).result).to.equal('0x1f4');
+  });
+
+  it('mines and reorganises blocks', async () => {
+    const before = devnet.node('b').height();
+    const hashOf = async (): Promise<string> => {
+      const r = await fetch(devnet.node('b').url, {
+        method: 'POST',
+        body: `{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["0x${before.toString(16)}",false]}`,
+      });
+      return ((await r.json()) as { result: { hash: string } }).result.hash;
+    };
+    const h1 = await hashOf();
+    expect(((await (await control('/chains/l1/advance?blocks=3', { method: 'POST' })).json()) as { height: number }).height).to.equal(
+      before + 3,
+    );
+    await control('/chains/l1/reorg?depth=4', { method: 'POST' });
+    expect(await hashOf()).to.not.equal(h1);
+  });
+
+  it('answers bad input with 400 and unknown names with 404', async () => {
+    expect((await control('/nodes/zzz/faults', { method: 'DELETE' })).status).to.equal(404);
+    expect((await control('/nodes/a/faults', { method: 'PUT', body: '{"explode":true}' })).status).to.equal(400);
+    expect((await control('/nodes/a/faults', { method: 'PUT', body: 'nope' })).status).to.equal(400);
+    expect((await control('/chains/l1/advance?blocks=-1', { method: 'POST' })).status).to.equal(400);
+    expect((await control('/elsewhere')).status).to.equal(404);
+  });
+});
