@@ -13,7 +13,7 @@ describe('logs and request ids', function () {
   const records = (): Array<Record<string, unknown>> => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
 
   before(async () => {
-    stack = await startStack({ logger: createLogger('info', { write: (s: string) => lines.push(s.trimEnd()) }) });
+    stack = await startStack({ logger: createLogger('info', { write: (s: string) => lines.push(...s.trimEnd().split('\n')) }) });
   });
   after(() => stack.close());
 
@@ -76,6 +76,8 @@ describe('logs and request ids', function () {
     await stack.devnet.node('l1-full-2').clearFaults();
     await rt?.prober.probeAll();
     rt?.pool.nodes.find((n) => n.name === 'l1-archive-1')?.breaker.close();
+    // Log lines are written once per event-loop turn.
+    await new Promise((r) => setImmediate(r));
     const events = records().filter((r) => r.event !== undefined);
     const rotation = events.filter((e) => e.event === 'node_rotation' && e.node === 'l1-full-2');
     expect(rotation.map((e) => e.inRotation)).to.deep.equal([false, true]);

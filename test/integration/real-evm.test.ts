@@ -78,7 +78,7 @@ describe('real EVM nodes and clients: anvil, viem, ethers', function () {
         ['anvil-full', full.url],
         ['anvil-archive', archive.url],
       ]),
-      logger: createLogger('info', { write: (s: string) => lines.push(s.trimEnd()) }),
+      logger: createLogger('info', { write: (s: string) => lines.push(...s.trimEnd().split('\n')) }),
     });
   });
   after(async () => {
