@@ -17,7 +17,7 @@ import {
 import { DEFAULT_BLOCK_TIME_MS, FINAL_TTL_MS } from '../shared/cache.js';
 import { CostTable } from '../shared/costs.js';
 import { jsonRpcVerdict, splitMethod } from '../shared/jsonrpc-verdict.js';
-import { costTable, nameList, positiveInt, unknownKeys, type Problems } from '../shared/options.js';
+import { checkOptions, type Problems } from '../shared/options.js';
 
 /** Position of the block parameter, by method name after the namespace. */
 const BLOCK_PARAM: ReadonlyMap<string, number> = new Map([
@@ -191,16 +191,7 @@ function createHandler(o: EvmOptions): ChainHandler {
 
 export default definePlugin({
   name: 'evm',
-  validateOptions(options): Problems {
-    const problems: Problems = [];
-    unknownKeys(options, ['namespaces', 'fullHistory', 'costs', 'blockTimeMs', 'finalityDepth'], problems);
-    nameList(options, 'namespaces', problems);
-    positiveInt(options, 'fullHistory', problems);
-    positiveInt(options, 'blockTimeMs', problems);
-    positiveInt(options, 'finalityDepth', problems);
-    costTable(options, problems);
-    return problems;
-  },
+  validateOptions: (options): Problems => checkOptions(options, ['namespaces', 'fullHistory', 'costs', 'blockTimeMs', 'finalityDepth']),
   create(ctx) {
     return createHandler({
       limits: ctx.limits,

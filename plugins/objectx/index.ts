@@ -7,7 +7,7 @@ import { definePlugin, type JsonLimits, type ChainHandler, type NodeHead, type R
 import { DEFAULT_BLOCK_TIME_MS, FINAL_TTL_MS } from '../shared/cache.js';
 import { CostTable } from '../shared/costs.js';
 import { jsonRpcVerdict, splitMethod } from '../shared/jsonrpc-verdict.js';
-import { costTable, nameList, positiveInt, unknownKeys, type Problems } from '../shared/options.js';
+import { checkOptions, type Problems } from '../shared/options.js';
 
 const KNOWN = new Set([
   'getBalance',
@@ -105,15 +105,7 @@ function createHandler(
 
 export default definePlugin({
   name: 'objectx',
-  validateOptions(options): Problems {
-    const problems: Problems = [];
-    unknownKeys(options, ['namespaces', 'fullHistory', 'costs', 'blockTimeMs'], problems);
-    nameList(options, 'namespaces', problems);
-    positiveInt(options, 'fullHistory', problems);
-    positiveInt(options, 'blockTimeMs', problems);
-    costTable(options, problems);
-    return problems;
-  },
+  validateOptions: (options): Problems => checkOptions(options, ['namespaces', 'fullHistory', 'costs', 'blockTimeMs']),
   create(ctx) {
     const namespaces = (ctx.options.namespaces as string[] | undefined) ?? ['sui', 'suix', 'objectx'];
     return createHandler(

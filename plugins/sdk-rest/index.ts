@@ -16,7 +16,7 @@ import {
 } from '../../src/plugin.js';
 import { DEFAULT_BLOCK_TIME_MS, FINAL_TTL_MS } from '../shared/cache.js';
 import { CostTable } from '../shared/costs.js';
-import { costTable, nameList, positiveInt, unknownKeys, type Problems } from '../shared/options.js';
+import { checkOptions, type Problems } from '../shared/options.js';
 
 /** Known routes after the namespace segment; `{}` matches one segment. */
 const ROUTES = [
@@ -177,15 +177,7 @@ function createHandler(namespaces: readonly string[], fullHistory: number, costs
 
 export default definePlugin({
   name: 'sdk-rest',
-  validateOptions(options): Problems {
-    const problems: Problems = [];
-    unknownKeys(options, ['namespaces', 'fullHistory', 'costs', 'blockTimeMs'], problems);
-    nameList(options, 'namespaces', problems);
-    positiveInt(options, 'fullHistory', problems);
-    positiveInt(options, 'blockTimeMs', problems);
-    costTable(options, problems);
-    return problems;
-  },
+  validateOptions: (options): Problems => checkOptions(options, ['namespaces', 'fullHistory', 'costs', 'blockTimeMs']),
   create(ctx) {
     return createHandler(
       (ctx.options.namespaces as string[] | undefined) ?? ['cosmos', 'sdk'],

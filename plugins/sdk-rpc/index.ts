@@ -15,7 +15,7 @@ import {
 } from '../../src/plugin.js';
 import { DEFAULT_BLOCK_TIME_MS, FINAL_TTL_MS } from '../shared/cache.js';
 import { CostTable } from '../shared/costs.js';
-import { costTable, positiveInt, unknownKeys, type Problems } from '../shared/options.js';
+import { checkOptions, type Problems } from '../shared/options.js';
 
 const KNOWN = new Set([
   'status',
@@ -168,14 +168,7 @@ function createHandler(limits: JsonLimits, fullHistory: number, costs: CostTable
 
 export default definePlugin({
   name: 'sdk-rpc',
-  validateOptions(options): Problems {
-    const problems: Problems = [];
-    unknownKeys(options, ['fullHistory', 'costs', 'blockTimeMs'], problems);
-    positiveInt(options, 'fullHistory', problems);
-    positiveInt(options, 'blockTimeMs', problems);
-    costTable(options, problems);
-    return problems;
-  },
+  validateOptions: (options): Problems => checkOptions(options, ['fullHistory', 'costs', 'blockTimeMs']),
   create(ctx) {
     return createHandler(
       ctx.limits,

@@ -33,3 +33,15 @@ export function costTable(options: Readonly<Record<string, unknown>>, problems: 
     if (typeof c !== 'number' || !Number.isInteger(c) || c < 1) problems.push([`costs.${k}`, 'must be a positive integer']);
   }
 }
+
+/** Options the built-in plugins share, checked by kind; `known` lists the ones a plugin takes. */
+export function checkOptions(options: Readonly<Record<string, unknown>>, known: readonly string[]): Problems {
+  const problems: Problems = [];
+  unknownKeys(options, known, problems);
+  for (const name of known) {
+    if (name === 'namespaces') nameList(options, name, problems);
+    else if (name === 'costs') costTable(options, problems);
+    else positiveInt(options, name, problems);
+  }
+  return problems;
+}
