@@ -1,63 +1,132 @@
 // The object-model chain (Sui-style JSON-RPC 2.0 over POST at the root). Its head is
-// the latest checkpoint; reads of past object versions and of checkpoints older
-// than the full nodes keep go to archive nodes.
+// the latest checkpoint (a decimal string); reads of past object versions and of
+// checkpoints older than the full nodes keep go to archive nodes. Other reads go to
+// full nodes, whose "pruned" answer sends them on to archive (core retry).
 
 import { parseJsonRpcBody } from '../../src/jsonrpc/envelope.js';
-import { definePlugin, type JsonLimits, type ChainHandler, type NodeHead, type Routing } from '../../src/plugin.js';
+import {
+  definePlugin,
+  type Call,
+  type ChainHandler,
+  type JsonLimits,
+  type NodeHead,
+  type PoolView,
+  type Routing,
+} from '../../src/plugin.js';
 import { DEFAULT_BLOCK_TIME_MS, FINAL_TTL_MS } from '../shared/cache.js';
 import { CostTable } from '../shared/costs.js';
-import { jsonRpcVerdict, splitMethod } from '../shared/jsonrpc-verdict.js';
-import { checkOptions, type Problems } from '../shared/options.js';
+import { jsonRpcVerdict, methodTable, splitMethod } from '../shared/jsonrpc-verdict.js';
+import { costTable, costsOption, intOption, nameList, namesOption, positiveInt, unknownKeys, type Problems } from '../shared/options.js';
 
-const KNOWN = new Set([
-  'getBalance',
-  'getAllBalances',
-  'getCoins',
-  'getAllCoins',
-  'getObject',
-  'multiGetObjects',
-  'tryGetPastObject',
-  'tryMultiGetPastObjects',
-  'getOwnedObjects',
-  'getLatestCheckpointSequenceNumber',
-  'getCheckpoint',
-  'getCheckpoints',
-  'getChainIdentifier',
-  'getReferenceGasPrice',
-  'getTransactionBlock',
-  'multiGetTransactionBlocks',
-  'queryTransactionBlocks',
-  'queryEvents',
-  'getTotalTransactionBlocks',
-  'getProtocolConfig',
-  'getLatestSuiSystemState',
-  'dryRunTransactionBlock',
-  'executeTransactionBlock',
-  'devInspectTransactionBlock',
-  'getNormalizedMoveModule',
-]);
-const PAST_OBJECTS = new Set(['tryGetPastObject', 'tryMultiGetPastObjects']);
-/** Reads of the latest state, kept about a checkpoint's time. */
-const HEAD_READS = new Set([
-  'getLatestCheckpointSequenceNumber',
-  'getReferenceGasPrice',
-  'getBalance',
-  'getAllBalances',
-  'getTotalTransactionBlocks',
-]);
-const PRUNED = /pruned|is not available|not available on this fullnode/i;
-const DECIMAL = /^\d{1,20}$/;
+/** How a known method is routed and cached. */
+type Kind = 'plain' | 'past' | 'checkpoint' | 'constant' | 'head';
 
-function createHandler(
-  limits: JsonLimits,
-  namespaces: ReadonlySet<string>,
-  firstNs: string,
-  fullHistory: number,
-  costs: CostTable,
-  blockTimeMs: number,
-): ChainHandler {
-  const probeBody = `{"jsonrpc":"2.0","id":1,"method":"${firstNs}_getLatestCheckpointSequenceNumber","params":[]}`;
-  const labels = new Map<string, string>();
+const KNOWN: ReadonlyMap<string, Kind> = new Map<string, Kind>([
+  // Past object versions: only archive nodes keep them; a version never changes.
+  ['tryGetPastObject', 'past'],
+  ['tryMultiGetPastObjects', 'past'],
+  ['getCheckpoint', 'checkpoint'],
+  ['getChainIdentifier', 'constant'],
+  // Latest-state reads, kept about a checkpoint's time.
+  ['getLatestCheckpointSequenceNumber', 'head'],
+  ['getReferenceGasPrice', 'head'],
+  ['getBalance', 'head'],
+  ['getAllBalances', 'head'],
+  ['getTotalTransactionBlocks', 'head'],
+  ...[
+    'getCoins',
+    'getAllCoins',
+    'getCoinMetadata',
+    'getTotalSupply',
+    'getObject',
+    'multiGetObjects',
+    'getOwnedObjects',
+    'getDynamicFields',
+    'getDynamicFieldObject',
+    'getCheckpoints',
+    'getTransactionBlock',
+    'multiGetTransactionBlocks',
+    'queryTransactionBlocks',
+    'queryEvents',
+    'getEvents',
+    'getProtocolConfig',
+    'getLatestSuiSystemState',
+    'getStakes',
+    'getValidatorsApy',
+    'getCommitteeInfo',
+    'resolveNameServiceAddress',
+    'dryRunTransactionBlock',
+    'devInspectTransactionBlock',
+    'executeTransactionBlock',
+    'getNormalizedMoveModule',
+    'getNormalizedMoveFunction',
+    'getNormalizedMoveStruct',
+    'getMoveFunctionArgTypes',
+    'subscribeEvent',
+    'subscribeTransaction',
+  ].map((n): [string, Kind] => [n, 'plain']),
+]);
+const PRUNED = /pruned|is not available/i;
+const DECIMAL = /^\d{1,15}$/;
+const DEFAULT_COSTS: Readonly<Record<string, number>> = { queryEvents: 5, queryTransactionBlocks: 5 };
+
+interface MethodInfo {
+  readonly label: string;
+  readonly cost: number;
+  /** The routing of every method but getCheckpoint, built once: classify allocates none. */
+  readonly fixed: Routing | undefined;
+}
+
+/** A checkpoint sequence number (`"5"` or 5); undefined for a digest or anything else. */
+function sequenceNumber(params: unknown): number | undefined {
+  let id: unknown;
+  if (Array.isArray(params)) id = (params as readonly unknown[])[0];
+  else if (params !== null && typeof params === 'object') id = (params as { id?: unknown }).id;
+  if (typeof id === 'number') return Number.isSafeInteger(id) && id >= 0 ? id : undefined;
+  return typeof id === 'string' && DECIMAL.test(id) ? Number(id) : undefined;
+}
+
+interface ObjectxOptions {
+  readonly limits: JsonLimits;
+  readonly namespaces: readonly string[];
+  readonly fullHistory: number;
+  readonly blockTimeMs: number;
+  readonly costs: CostTable;
+}
+
+function createHandler(o: ObjectxOptions): ChainHandler {
+  const { limits, fullHistory, blockTimeMs, costs } = o;
+  const probeBody = `{"jsonrpc":"2.0","id":1,"method":"${o.namespaces[0] ?? 'sui'}_getLatestCheckpointSequenceNumber","params":[]}`;
+  const fixed = (kind: Kind, cost: number, label: string): Routing | undefined => {
+    switch (kind) {
+      case 'past': // a past object version never changes
+        return Object.freeze({ archive: true, cost, label, cacheTtlMs: FINAL_TTL_MS });
+      case 'constant':
+        return Object.freeze({ archive: false, cost, label, cacheTtlMs: Infinity });
+      case 'head':
+        return Object.freeze({ archive: false, cost, label, cacheTtlMs: blockTimeMs });
+      case 'plain':
+        return Object.freeze({ archive: false, cost, label });
+      default:
+        return undefined;
+    }
+  };
+  const known = methodTable(o.namespaces, KNOWN.keys(), (method, _ns, name): MethodInfo => {
+    const cost = costs.of(method, name);
+    return { label: method, cost, fixed: fixed(KNOWN.get(name) ?? 'plain', cost, method) };
+  });
+  /** Unknown methods are the main path: ordinary, labelled "other". */
+  const unknown = (method: string): Routing => ({ archive: false, cost: costs.of(method, splitMethod(method)[1]), label: 'other' });
+
+  const checkpoint = (m: MethodInfo, call: Call, head: number | undefined): Routing => {
+    const n = sequenceNumber(call.params);
+    if (n === undefined || head === undefined) return { archive: false, cost: m.cost, label: m.label };
+    const archive = n < head - fullHistory;
+    // A certified checkpoint never changes: any at or below the head is kept long.
+    if (n <= head) return { archive, cost: m.cost, label: m.label, cacheTtlMs: FINAL_TTL_MS, cacheHeight: n };
+    return { archive, cost: m.cost, label: m.label };
+  };
+
   return {
     errorStyle: 'jsonrpc',
     parse(req) {
@@ -66,55 +135,45 @@ function createHandler(
       const { batch, items } = parseJsonRpcBody(req.body.toString('utf8'), limits);
       return { kind: 'jsonrpc', batch, items };
     },
-    classify(call, view): Routing {
-      const [ns, name] = splitMethod(call.method);
-      const cost = costs.of(call.method, name);
-      let label = labels.get(call.method);
-      if (label === undefined) {
-        label = namespaces.has(ns) && KNOWN.has(name) ? call.method : 'other';
-        if (labels.size < 1024) labels.set(call.method, label);
-      }
-      if (!namespaces.has(ns)) return { archive: false, cost, label };
-      if (name === 'getChainIdentifier') return { archive: false, cost, label, cacheTtlMs: Infinity };
-      // A past object version never changes.
-      if (PAST_OBJECTS.has(name)) return { archive: true, cost, label, cacheTtlMs: FINAL_TTL_MS };
-      if (name === 'getCheckpoint' && Array.isArray(call.params) && view.head !== undefined) {
-        const id = (call.params as unknown[])[0];
-        if (typeof id === 'string' && DECIMAL.test(id)) {
-          const n = Number(id);
-          // Checkpoints are final once certified: any below the head is kept long.
-          const cache = n <= view.head ? { cacheTtlMs: FINAL_TTL_MS, cacheHeight: n } : {};
-          return { archive: n < view.head - fullHistory, cost, label, ...cache };
-        }
-      }
-      if (HEAD_READS.has(name)) return { archive: false, cost, label, cacheTtlMs: blockTimeMs };
-      return { archive: false, cost, label };
+    classify(call: Call, view: PoolView): Routing {
+      const m = known.get(call.method);
+      if (m === undefined) return unknown(call.method);
+      return m.fixed ?? checkpoint(m, call, view.head);
     },
     judge(_call, reply) {
       return jsonRpcVerdict(reply, PRUNED);
     },
     async probe(node, timeoutMs): Promise<NodeHead> {
       const res = await node.request({ method: 'POST', path: '/', body: probeBody }, timeoutMs);
-      if (res.status !== 200) throw new Error(`probe answered HTTP ${res.status}`);
-      const body = JSON.parse(res.text) as { result?: unknown };
-      if (typeof body.result !== 'string' || !DECIMAL.test(body.result)) throw new Error('probe answer has no checkpoint');
-      return { height: Number(body.result) };
+      if (res.status < 200 || res.status >= 300) throw new Error(`probe answered HTTP ${res.status}`);
+      const result = (JSON.parse(res.text) as { result?: unknown } | null)?.result;
+      if (typeof result !== 'string' || !DECIMAL.test(result)) throw new Error('probe answer has no checkpoint sequence number');
+      return { height: Number(result) };
     },
   };
 }
 
+const OPTIONS = ['namespaces', 'fullHistory', 'costs', 'blockTimeMs'];
+
 export default definePlugin({
   name: 'objectx',
-  validateOptions: (options): Problems => checkOptions(options, ['namespaces', 'fullHistory', 'costs', 'blockTimeMs']),
+  validateOptions(options): Problems {
+    const problems: Problems = [];
+    unknownKeys(options, OPTIONS, problems);
+    nameList(options, 'namespaces', '[sui, suix, objectx]', problems);
+    positiveInt(options, 'fullHistory', problems);
+    positiveInt(options, 'blockTimeMs', problems);
+    costTable(options, '{ queryEvents: 5 }', problems);
+    return problems;
+  },
   create(ctx) {
-    const namespaces = (ctx.options.namespaces as string[] | undefined) ?? ['sui', 'suix', 'objectx'];
-    return createHandler(
-      ctx.limits,
-      new Set(namespaces),
-      namespaces[0] ?? 'sui',
-      (ctx.options.fullHistory as number | undefined) ?? 128,
-      new CostTable({ queryEvents: 5, queryTransactionBlocks: 5 }, ctx.options.costs),
-      (ctx.options.blockTimeMs as number | undefined) ?? DEFAULT_BLOCK_TIME_MS,
-    );
+    const opts = ctx.options;
+    return createHandler({
+      limits: ctx.limits,
+      namespaces: namesOption(opts, 'namespaces', ['sui', 'suix', 'objectx']),
+      fullHistory: intOption(opts, 'fullHistory', 128),
+      blockTimeMs: intOption(opts, 'blockTimeMs', DEFAULT_BLOCK_TIME_MS),
+      costs: new CostTable(DEFAULT_COSTS, costsOption(opts)),
+    });
   },
 });

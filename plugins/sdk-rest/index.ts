@@ -1,189 +1,180 @@
-// Cosmos-SDK REST (gRPC-gateway) of SDK chains: paths pass through as they are
-// (`/cosmos/…` on real nodes, `/sdk/…` in the spec). A historical read names its
-// height in the `x-cosmos-block-height` header (or a `height` query); below what
-// full nodes keep, it goes to an archive node. Labels are route templates, never
-// raw paths (paths carry addresses).
+// Cosmos SDK REST (gRPC-gateway) of SDK chains: GET paths pass through as they are
+// (`/cosmos/…` on real nodes, `/sdk/…` in the spec), POST too (tx broadcast). A
+// historical read names its height in the `x-cosmos-block-height` header (or a
+// `height` query); below what full nodes keep, it goes to an archive node. Labels are
+// route templates (routes.ts), never raw paths: paths carry addresses.
 
 import { GatewayError } from '../../src/errors.js';
+import { isObjectText } from '../../src/jsonrpc/raw-json.js';
 import {
   definePlugin,
   type Call,
   type ChainHandler,
   type NodeHead,
+  type NodeReply,
   type PoolView,
   type Routing,
   type UpstreamRequest,
+  type Verdict,
 } from '../../src/plugin.js';
-import { DEFAULT_BLOCK_TIME_MS, FINAL_TTL_MS } from '../shared/cache.js';
+import { DEFAULT_BLOCK_TIME_MS } from '../shared/cache.js';
 import { CostTable } from '../shared/costs.js';
-import { checkOptions, type Problems } from '../shared/options.js';
+import { atHeight, decimalHeight } from '../shared/heights.js';
+import { costTable, costsOption, intOption, nameList, namesOption, positiveInt, unknownKeys, type Problems } from '../shared/options.js';
+import { matchRoute, ROUTES } from './routes.js';
 
-/** Known routes after the namespace segment; `{}` matches one segment. */
-const ROUTES = [
-  '/auth/v1beta1/params',
-  '/auth/v1beta1/accounts/{}',
-  '/auth/v1beta1/accounts',
-  '/bank/v1beta1/balances/{}',
-  '/bank/v1beta1/balances/{}/by_denom',
-  '/bank/v1beta1/spendable_balances/{}',
-  '/bank/v1beta1/supply',
-  '/bank/v1beta1/supply/by_denom',
-  '/bank/v1beta1/params',
-  '/bank/v1beta1/denoms_metadata',
-  '/base/tendermint/v1beta1/blocks/latest',
-  '/base/tendermint/v1beta1/blocks/{}',
-  '/base/tendermint/v1beta1/node_info',
-  '/base/tendermint/v1beta1/syncing',
-  '/base/tendermint/v1beta1/validatorsets/latest',
-  '/base/tendermint/v1beta1/validatorsets/{}',
-  '/staking/v1beta1/params',
-  '/staking/v1beta1/pool',
-  '/staking/v1beta1/validators',
-  '/staking/v1beta1/validators/{}',
-  '/staking/v1beta1/delegations/{}',
-  '/distribution/v1beta1/params',
-  '/distribution/v1beta1/delegators/{}/rewards',
-  '/gov/v1beta1/proposals',
-  '/gov/v1/proposals',
-  '/mint/v1beta1/params',
-  '/mint/v1beta1/inflation',
-  '/slashing/v1beta1/params',
-  '/tx/v1beta1/txs',
-  '/tx/v1beta1/txs/{}',
-  '/tx/v1beta1/simulate',
-].map((r) => ({ template: r, parts: r.split('/').slice(1) }));
-
+const HEIGHT_HEADER = 'x-cosmos-block-height';
+const SLASH = 47;
+const DIGITS = /^\d{1,15}$/;
+const HEIGHT_QUERY = /(?:^|&)height=(\d{1,15})(?:&|$)/;
+/** What the SDK or CometBFT says when a node no longer holds a height's state. */
 const PRUNED = /version does not exist|is not available|pruned|lowest height is/i;
-const DIGITS = /^\d{1,18}$/;
-const HEIGHT_QUERY = /(?:^|&)height=(\d{1,18})(?:&|$)/;
+/** Parameter routes change only by governance: kept a little longer than a block. */
+const PARAMS = /\/params(?:\/[^/]+)?$/;
+const PARAMS_TTL_MS = 10_000;
+/** gRPC UNAVAILABLE: the app (or its store) cannot serve right now, which is the node's trouble. */
+const GRPC_UNAVAILABLE = 14;
 
 interface RestCall extends Call {
+  /** The height a historical read is pinned to; undefined for the latest state (and height 0). */
   readonly height: number | undefined;
-  /** POSTs (transactions) are never cached. */
+  /** POST (broadcast, simulate): never cached. */
   readonly write: boolean;
 }
 
-/** Parameter routes change only by governance: kept a little longer than a block. */
-const PARAMS = /\/params$/;
-const PARAMS_TTL_MS = 10_000;
+/** Reads the height header: decimal digits only, else the request is refused. */
+function headerHeight(v: string | string[] | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !DIGITS.test(v)) {
+    throw new GatewayError('INVALID_REQUEST', { message: 'x-cosmos-block-height must be a decimal height' });
+  }
+  return v;
+}
+
+/** 2xx JSON is ok; 429 backs off; pruned words send it to archive; 4xx is the chain's; 5xx see below. */
+function restVerdict(reply: NodeReply): Verdict {
+  const s = reply.status;
+  if (s === 429) return 'throttled';
+  const json = isObjectText(reply.text);
+  if (s >= 200 && s < 300) return json ? 'ok' : 'node-failure';
+  if (s < 400 || s >= 600) return 'node-failure';
+  // Errors are rare: reading the body here costs the hot path nothing.
+  let body: { code?: unknown; message?: unknown } | undefined;
+  if (json) {
+    try {
+      body = JSON.parse(reply.text) as { code?: unknown; message?: unknown };
+    } catch {
+      body = undefined;
+    }
+  }
+  const message = typeof body?.message === 'string' ? body.message : undefined;
+  if (message !== undefined && PRUNED.test(message)) return 'pruned';
+  // Any other 4xx is the chain's answer to this request (a bad address, an unknown
+  // route: the SDK's router answers text/plain "404 page not found").
+  if (s < 500) return 'chain-error';
+  // A gRPC status from the app is the chain's answer, except UNAVAILABLE.
+  if (typeof body?.code !== 'number' || message === undefined) return 'node-failure';
+  return body.code === GRPC_UNAVAILABLE ? 'node-failure' : 'chain-error';
+}
 
 function createHandler(namespaces: readonly string[], fullHistory: number, costs: CostTable, blockTimeMs: number): ChainHandler {
-  const labels = new Map<string, string>();
-
-  /** The route template of a path ("other" when unknown), memoised per template shape. */
-  const label = (path: string): string => {
-    const parts = path.split('/');
-    const ns = parts[1] ?? '';
-    if (!namespaces.includes(ns)) return 'other';
-    const rest = parts.slice(2);
-    for (const r of ROUTES) {
-      if (r.parts.length !== rest.length) continue;
-      let ok = true;
-      for (let i = 0; i < rest.length && ok; i++) ok = r.parts[i] === '{}' || r.parts[i] === rest[i];
-      if (ok) {
-        const key = `${ns}${r.template}`;
-        let l = labels.get(key);
-        if (l === undefined) {
-          l = `/${key}`;
-          labels.set(key, l);
-        }
-        return l;
-      }
+  /** Which configured namespace opens the path (`/cosmos/…`), by comparison, not by slicing. */
+  const namespaceOf = (path: string): number => {
+    for (let i = 0; i < namespaces.length; i++) {
+      const ns = namespaces[i] as string;
+      if (path.startsWith(ns, 1) && path.charCodeAt(ns.length + 1) === SLASH) return i;
     }
-    return 'other';
+    return -1;
   };
+  /** The routing of a read of the latest state: params routes change only by governance. */
+  const latest = (path: string, cost: number, label: string): Routing => ({
+    archive: false,
+    cost,
+    label,
+    cacheTtlMs: PARAMS.test(path) ? PARAMS_TTL_MS : blockTimeMs,
+  });
+  // Every namespace × route, made once: classify allocates nothing for known routes.
+  const known = namespaces.map((ns) =>
+    ROUTES.map((r) => {
+      const label = `/${ns}${r}`;
+      const cost = costs.of(label, label);
+      return { label, cost, read: Object.freeze(latest(label, cost, label)), write: Object.freeze({ archive: false, cost, label }) };
+    }),
+  );
+  const probePath = `/${namespaces[0] ?? 'cosmos'}/base/tendermint/v1beta1/blocks/latest`;
 
   return {
     errorStyle: 'rest',
     parse(req) {
-      if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'POST') {
+      const write = req.method === 'POST';
+      if (!write && req.method !== 'GET' && req.method !== 'HEAD') {
         return { kind: 'unsupported', status: 405, message: 'REST endpoints take GET (and POST for transactions)' };
       }
-      const header = req.headers['x-cosmos-block-height'];
-      let h: number | undefined;
-      const headers: Record<string, string> = {};
-      if (header !== undefined) {
-        if (typeof header !== 'string' || !DIGITS.test(header)) {
-          throw new GatewayError('INVALID_REQUEST', { message: 'x-cosmos-block-height must be a decimal height' });
-        }
-        h = Number(header);
-        headers['x-cosmos-block-height'] = header;
-      } else if (req.query !== '') {
-        const m = HEIGHT_QUERY.exec(req.query);
-        if (m !== null) h = Number(m[1]);
-      }
+      const header = headerHeight(req.headers[HEIGHT_HEADER]);
+      let raw = header;
+      if (raw === undefined && req.query !== '') raw = HEIGHT_QUERY.exec(req.query)?.[1];
       const path = req.query === '' ? req.path : `${req.path}?${req.query}`;
+      const heightHeaders = header === undefined ? undefined : { [HEIGHT_HEADER]: header };
       let upstream: UpstreamRequest;
-      if (req.method === 'POST') {
+      if (write) {
         const ct = req.headers['content-type'];
-        upstream = {
-          method: 'POST',
-          path,
-          headers: { ...headers, 'content-type': typeof ct === 'string' ? ct : 'application/json' },
-          body: req.body,
-        };
+        const headers = { ...heightHeaders, 'content-type': typeof ct === 'string' ? ct : 'application/json' };
+        upstream = { method: 'POST', path, headers, body: req.body };
       } else {
-        upstream = { method: 'GET', path, headers };
+        // HEAD is asked as GET: koa drops the body of a HEAD answer.
+        upstream = heightHeaders === undefined ? { method: 'GET', path } : { method: 'GET', path, headers: heightHeaders };
       }
-      const call: RestCall = { method: req.path, params: undefined, id: undefined, raw: '', height: h, write: req.method === 'POST' };
+      const call: RestCall = { method: req.path, params: undefined, id: undefined, raw: '', height: decimalHeight(raw), write };
       return { kind: 'passthrough', call, upstream };
     },
-    classify(call, view: PoolView): Routing {
-      const l = label(call.method);
-      const cost = costs.of(l, l);
-      const rc = call as RestCall;
-      const h = rc.height;
-      if (rc.write) return { archive: false, cost, label: l };
-      if (h === undefined) return { archive: false, cost, label: l, cacheTtlMs: PARAMS.test(rc.method) ? PARAMS_TTL_MS : blockTimeMs };
-      const floor = view.fullEarliest ?? (view.head === undefined ? undefined : view.head - fullHistory + 1);
-      // State at a committed height never changes (instant finality).
-      const cache = view.head !== undefined && h < view.head ? { cacheTtlMs: FINAL_TTL_MS, cacheHeight: h } : {};
-      return { archive: floor !== undefined && h < floor, minHeight: h, cost, label: l, ...cache };
+    classify(call: Call, view: PoolView): Routing {
+      const path = call.method;
+      const ns = namespaceOf(path);
+      const r = ns < 0 ? undefined : known[ns]?.[matchRoute(path, (namespaces[ns] as string).length + 1)];
+      const rc = call as Partial<RestCall>;
+      const write = rc.write === true;
+      if (r === undefined) {
+        // Unknown routes are the main path: ordinary, labelled "other" (the path holds addresses).
+        const cost = costs.of(path, path);
+        if (rc.height !== undefined) return atHeight(rc.height, view, fullHistory, cost, 'other', !write);
+        return write ? { archive: false, cost, label: 'other' } : latest(path, cost, 'other');
+      }
+      if (rc.height !== undefined) return atHeight(rc.height, view, fullHistory, r.cost, r.label, !write);
+      return write ? r.write : r.read;
     },
     judge(_call, reply) {
-      const s = reply.status;
-      if (s === 429) return 'throttled';
-      const t = reply.text;
-      let i = 0;
-      while (i < t.length && t.charCodeAt(i) <= 32) i++;
-      const json = t.charCodeAt(i) === 123;
-      if (s >= 200 && s < 300) return json ? 'ok' : 'node-failure';
-      if (!json) return 'node-failure';
-      if (PRUNED.test(t)) return 'pruned';
-      if (s < 500) return 'chain-error';
-      // A gRPC status from the app is the chain's answer, except UNAVAILABLE (14).
-      let status: { code?: unknown; message?: unknown };
-      try {
-        status = JSON.parse(t) as { code?: unknown; message?: unknown };
-      } catch {
-        return 'node-failure';
-      }
-      if (typeof status.code !== 'number' || typeof status.message !== 'string') return 'node-failure';
-      return status.code === 14 ? 'node-failure' : 'chain-error';
+      return restVerdict(reply);
     },
     async probe(node, timeoutMs): Promise<NodeHead> {
-      const res = await node.request(
-        { method: 'GET', path: `/${namespaces[0] ?? 'cosmos'}/base/tendermint/v1beta1/blocks/latest` },
-        timeoutMs,
-      );
-      if (res.status !== 200) throw new Error(`probe answered HTTP ${res.status}`);
-      const body = JSON.parse(res.text) as { block?: { header?: { height?: unknown } }; block_id?: { hash?: unknown } };
-      const h = body.block?.header?.height;
-      if (typeof h !== 'string' || !DIGITS.test(h)) throw new Error('probe answer has no block height');
-      return { height: Number(h), hash: typeof body.block_id?.hash === 'string' ? body.block_id.hash : undefined };
+      const res = await node.request({ method: 'GET', path: probePath }, timeoutMs);
+      if (res.status < 200 || res.status >= 300) throw new Error(`probe answered HTTP ${res.status}`);
+      const body = JSON.parse(res.text) as { block?: { header?: { height?: unknown } }; block_id?: { hash?: unknown } } | null;
+      const height = decimalHeight(body?.block?.header?.height);
+      if (height === undefined) throw new Error('probe answer has no block.header.height');
+      const hash = body?.block_id?.hash;
+      return typeof hash === 'string' && hash !== '' ? { height, hash } : { height };
     },
   };
 }
 
 export default definePlugin({
   name: 'sdk-rest',
-  validateOptions: (options): Problems => checkOptions(options, ['namespaces', 'fullHistory', 'costs', 'blockTimeMs']),
+  validateOptions(options): Problems {
+    const problems: Problems = [];
+    unknownKeys(options, ['namespaces', 'fullHistory', 'costs', 'blockTimeMs'], problems);
+    nameList(options, 'namespaces', '[cosmos, sdk]', problems);
+    positiveInt(options, 'fullHistory', problems);
+    positiveInt(options, 'blockTimeMs', problems);
+    costTable(options, '{ "/cosmos/tx/v1beta1/txs": 2, "/cosmwasm/*": 3 }', problems);
+    return problems;
+  },
   create(ctx) {
+    const opts = ctx.options;
     return createHandler(
-      (ctx.options.namespaces as string[] | undefined) ?? ['cosmos', 'sdk'],
-      (ctx.options.fullHistory as number | undefined) ?? 128,
-      new CostTable({}, ctx.options.costs),
-      (ctx.options.blockTimeMs as number | undefined) ?? DEFAULT_BLOCK_TIME_MS,
+      namesOption(opts, 'namespaces', ['cosmos', 'sdk']),
+      intOption(opts, 'fullHistory', 128),
+      new CostTable({}, costsOption(opts)),
+      intOption(opts, 'blockTimeMs', DEFAULT_BLOCK_TIME_MS),
     );
   },
 });

@@ -1,39 +1,45 @@
 // CometBFT (Tendermint) RPC of SDK chains: JSON-RPC POST at the root or at
-// /<method>, and the GET URI form (/status, /block?height=5). Nodes report the
-// earliest height they retain, so a call pinned to a height goes to a node that
-// holds it. The node's answers, ids included (abci_info's -1), are relayed as sent.
+// /<method>, and the GET URI form (/status, /block?height=5) passed through as is.
+// Nodes report the earliest height they retain, so a call pinned to a height goes to
+// a node that holds it. Answers, ids included (abci_info's -1), are relayed as sent.
+// GET / (CometBFT's HTML list of routes) is not served: it is no call of the chain.
 
 import { parseJsonRpcBody, replyError } from '../../src/jsonrpc/envelope.js';
+import { isObjectText, memberRaw } from '../../src/jsonrpc/raw-json.js';
 import {
   definePlugin,
-  type JsonLimits,
   type Call,
   type ChainHandler,
+  type JsonLimits,
   type NodeHead,
   type PoolView,
   type Routing,
+  type Verdict,
 } from '../../src/plugin.js';
-import { DEFAULT_BLOCK_TIME_MS, FINAL_TTL_MS } from '../shared/cache.js';
+import { DEFAULT_BLOCK_TIME_MS } from '../shared/cache.js';
 import { CostTable } from '../shared/costs.js';
-import { checkOptions, type Problems } from '../shared/options.js';
+import { atHeight, decimalHeight } from '../shared/heights.js';
+import { costTable, costsOption, intOption, positiveInt, unknownKeys, type Problems } from '../shared/options.js';
 
-const KNOWN = new Set([
-  'status',
-  'health',
-  'net_info',
-  'abci_info',
-  'abci_query',
-  'block',
+/** Methods that take a height: its parameter name and its place in the positional form. */
+const HEIGHT_PARAM: ReadonlyMap<string, readonly [string, number]> = new Map([
+  ['block', ['height', 0]],
+  ['block_results', ['height', 0]],
+  ['commit', ['height', 0]],
+  ['validators', ['height', 0]],
+  ['header', ['height', 0]],
+  ['consensus_params', ['height', 0]],
+  ['abci_query', ['height', 2]], // (path, data, height, prove)
+  ['blockchain', ['minHeight', 0]], // (minHeight, maxHeight): the lower bound matters
+]);
+/** Latest-state reads (without a height), kept about a block time. Never broadcasts. */
+const HEAD_READS: ReadonlySet<string> = new Set(['status', 'abci_info', 'net_info', 'health', 'genesis', ...HEIGHT_PARAM.keys()]);
+/** Known methods, the bounded set of labels. */
+const KNOWN: ReadonlySet<string> = new Set([
+  ...HEAD_READS,
   'block_by_hash',
-  'block_results',
-  'blockchain',
-  'commit',
-  'validators',
-  'genesis',
-  'genesis_chunked',
-  'header',
   'header_by_hash',
-  'consensus_params',
+  'genesis_chunked',
   'unconfirmed_txs',
   'num_unconfirmed_txs',
   'tx',
@@ -42,76 +48,64 @@ const KNOWN = new Set([
   'broadcast_tx_sync',
   'broadcast_tx_async',
   'broadcast_tx_commit',
+  'broadcast_evidence',
   'check_tx',
+  'dump_consensus_state',
+  'consensus_state',
+  'subscribe',
+  'unsubscribe',
+  'unsubscribe_all',
 ]);
-/** Methods whose `height` (blockchain: `minHeight`) pins them to a block. */
-const HEIGHT_PARAM: ReadonlyMap<string, string> = new Map([
-  ['block', 'height'],
-  ['block_results', 'height'],
-  ['commit', 'height'],
-  ['validators', 'height'],
-  ['header', 'height'],
-  ['consensus_params', 'height'],
-  ['abci_query', 'height'],
-  ['blockchain', 'minHeight'],
-]);
-/** Position of the height in the positional-params form. */
-const HEIGHT_POSITION: ReadonlyMap<string, number> = new Map([
-  ['block', 0],
-  ['block_results', 0],
-  ['commit', 0],
-  ['validators', 0],
-  ['header', 0],
-  ['consensus_params', 0],
-  ['abci_query', 2],
-  ['blockchain', 0],
-]);
+const DEFAULT_COSTS: Readonly<Record<string, number>> = { tx_search: 5, block_search: 5, blockchain: 2 };
+/** CometBFT's answer for a height below what the node keeps (in `data`, message "Internal error"). */
 const PRUNED = /is not available, lowest height is|pruned/i;
-/** Reads answered from the latest state: kept about a block time. Never broadcasts. */
-const READS = new Set([
-  'status',
-  'abci_info',
-  'health',
-  'net_info',
-  'block',
-  'header',
-  'commit',
-  'validators',
-  'consensus_params',
-  'blockchain',
-  'genesis',
-]);
 const METHOD_PATH = /^\/([a-z_]{1,64})$/;
-const DIGITS = /^"?(\d{1,18})"?$/;
+/** URI arguments are JSON-ish: `height=5` or `height="5"` (quotes maybe percent-encoded). */
+const HEIGHT_QUERY = /(?:^|&)height=(?:"|%22)?(\d{1,15})(?:"|%22)?(?:&|$)/;
+const MIN_HEIGHT_QUERY = /(?:^|&)minHeight=(?:"|%22)?(\d{1,15})(?:"|%22)?(?:&|$)/;
 
-function height(v: unknown): number | undefined {
-  if (typeof v === 'number' && Number.isInteger(v) && v > 0) return v;
-  if (typeof v === 'string') {
-    const m = DIGITS.exec(v);
-    if (m !== null) {
-      const n = Number(m[1]);
-      return n > 0 ? n : undefined;
-    }
-  }
-  return undefined;
+/** A call in the URI form: the height is read from the query once, at parse time. */
+interface UriCall extends Call {
+  readonly uriHeight: number | undefined;
 }
 
-function callHeight(call: Call): number | undefined {
-  const name = HEIGHT_PARAM.get(call.method);
-  if (name === undefined) return undefined;
+function uriHeight(method: string, query: string): number | undefined {
+  const param = HEIGHT_PARAM.get(method);
+  if (param === undefined || query === '') return undefined;
+  const m = (param[0] === 'height' ? HEIGHT_QUERY : MIN_HEIGHT_QUERY).exec(query);
+  return m === null ? undefined : decimalHeight(m[1]);
+}
+
+/** Height of a JSON-RPC call, in the named (`{height:"5"}`) or positional (`["5"]`) form. */
+function paramsHeight(call: Call): number | undefined {
+  const param = HEIGHT_PARAM.get(call.method);
   const p = call.params;
-  if (Array.isArray(p)) return height(p[HEIGHT_POSITION.get(call.method) ?? 0]);
-  if (p !== null && typeof p === 'object') return height((p as Record<string, unknown>)[name]);
-  return undefined;
+  if (param === undefined || p === null || typeof p !== 'object') return undefined;
+  return decimalHeight(Array.isArray(p) ? (p as readonly unknown[])[param[1]] : (p as Record<string, unknown>)[param[0]]);
+}
+
+interface MethodInfo {
+  readonly label: string;
+  readonly cost: number;
+  /** The routing without a height, built once: classify allocates none for it. */
+  readonly latest: Routing;
 }
 
 function createHandler(limits: JsonLimits, fullHistory: number, costs: CostTable, blockTimeMs: number): ChainHandler {
+  const known = new Map<string, MethodInfo>();
+  for (const label of KNOWN) {
+    const cost = costs.of(label, label);
+    const cache = HEAD_READS.has(label) ? { cacheTtlMs: blockTimeMs } : {};
+    known.set(label, { label, cost, latest: Object.freeze({ archive: false, cost, label, ...cache }) });
+  }
+
   return {
     errorStyle: 'jsonrpc',
     // abci_info and the URI form are answered with id -1 whatever was sent.
     fixedReplyIds: ['-1'],
     parse(req) {
       if (req.method === 'POST') {
+        // At /<method> the body's own method is used as is (CometBFT does the same).
         if (req.path !== '/' && !METHOD_PATH.test(req.path)) {
           return { kind: 'unsupported', status: 404, message: 'POST a JSON-RPC body to the root or to /<method>' };
         }
@@ -122,45 +116,49 @@ function createHandler(limits: JsonLimits, fullHistory: number, costs: CostTable
         const m = METHOD_PATH.exec(req.path);
         if (m === null) return { kind: 'unsupported', status: 404, message: 'GET /<method>?<args>, e.g. /status or /block?height=5' };
         const method = m[1] as string;
-        // URI arguments become the call's params, so classification reads them like JSON-RPC's.
-        const params = req.query === '' ? undefined : Object.fromEntries(new URLSearchParams(req.query));
-        const call: Call = { method, params, id: undefined, raw: '' };
+        const call: UriCall = { method, params: undefined, id: undefined, raw: '', uriHeight: uriHeight(method, req.query) };
         return { kind: 'passthrough', call, upstream: { method: 'GET', path: req.query === '' ? req.path : `${req.path}?${req.query}` } };
       }
-      return { kind: 'unsupported', status: 405, message: 'CometBFT RPC takes GET or POST' };
+      return { kind: 'unsupported', status: 405, message: 'CometBFT RPC takes POST (JSON-RPC) or GET (URI form)' };
     },
-    classify(call, view: PoolView): Routing {
-      const cost = costs.of(call.method, call.method);
-      const label = KNOWN.has(call.method) ? call.method : 'other';
-      const h = callHeight(call);
-      if (h === undefined) return { archive: false, cost, label, ...(READS.has(call.method) ? { cacheTtlMs: blockTimeMs } : {}) };
-      const floor = view.fullEarliest ?? (view.head === undefined ? undefined : view.head - fullHistory + 1);
-      // A block below the head is committed for good (instant finality).
-      const cache = view.head !== undefined && h < view.head ? { cacheTtlMs: FINAL_TTL_MS, cacheHeight: h } : {};
-      return { archive: floor !== undefined && h < floor, minHeight: h, cost, label, ...cache };
+    classify(call: Call, view: PoolView): Routing {
+      const m = known.get(call.method);
+      // Unknown methods are the main path: ordinary, labelled "other".
+      if (m === undefined) return { archive: false, cost: costs.of(call.method, call.method), label: 'other' };
+      const h = (call as Partial<UriCall>).uriHeight ?? paramsHeight(call);
+      return h === undefined ? m.latest : atHeight(h, view, fullHistory, m.cost, m.label, true);
     },
-    judge(_call, reply) {
-      if (reply.status === 429) return 'throttled';
+    judge(call, reply) {
+      const s = reply.status;
+      if (s === 429) return 'throttled';
+      // CometBFT answers URI-form errors with HTTP 500 and a JSON-RPC error body (the
+      // chain's answer); 502-504 come from a proxy or a node that is down.
+      if (s < 200 || s > 500) return 'node-failure';
       const t = reply.text;
-      let i = 0;
-      while (i < t.length && t.charCodeAt(i) <= 32) i++;
-      if (t.charCodeAt(i) !== 123) return 'node-failure';
-      const err = reply.error ?? (reply.status >= 400 ? replyError(t) : undefined);
-      if (err === undefined) return reply.status >= 200 && reply.status < 300 ? 'ok' : 'node-failure';
-      if (reply.status === 502 || reply.status === 503 || reply.status === 504) return 'node-failure';
-      // CometBFT puts the reason in `data`: search the whole answer.
-      return PRUNED.test(t) ? 'pruned' : 'chain-error';
+      const uri = call.raw === '';
+      // A 4xx to a URI call is the node's answer to this request, not a sign of trouble:
+      // GET /<unknown> gets Go's http.NotFound ("404 page not found", plain text).
+      const refused: Verdict = uri && s >= 400 && s < 500 ? 'chain-error' : 'node-failure';
+      if (!isObjectText(t)) return refused;
+      // The core reads the error of JSON-RPC items; URI answers are read here.
+      const err = reply.error ?? (uri ? replyError(t) : undefined);
+      if (err === undefined) return s < 300 ? 'ok' : refused;
+      // The reason is in `data` ("height 3 is not available, lowest height is 900").
+      return PRUNED.test(err.message) || PRUNED.test(memberRaw(t, 'error') ?? '') ? 'pruned' : 'chain-error';
     },
     async probe(node, timeoutMs): Promise<NodeHead> {
       const res = await node.request({ method: 'GET', path: '/status' }, timeoutMs);
-      if (res.status !== 200) throw new Error(`probe answered HTTP ${res.status}`);
-      const sync = (JSON.parse(res.text) as { result?: { sync_info?: Record<string, unknown> } }).result?.sync_info;
-      const latest = height(sync?.latest_block_height);
+      if (res.status < 200 || res.status >= 300) throw new Error(`probe answered HTTP ${res.status}`);
+      const body = JSON.parse(res.text) as { result?: { sync_info?: Record<string, unknown> } } | null;
+      const sync = body?.result?.sync_info;
+      const latest = decimalHeight(sync?.latest_block_height);
       if (latest === undefined) throw new Error('probe answer has no latest_block_height');
+      const earliest = decimalHeight(sync?.earliest_block_height);
+      const hash = sync?.latest_block_hash;
       return {
         height: latest,
-        earliest: height(sync?.earliest_block_height),
-        hash: typeof sync?.latest_block_hash === 'string' ? sync.latest_block_hash : undefined,
+        ...(earliest === undefined ? {} : { earliest }),
+        ...(typeof hash === 'string' && hash !== '' ? { hash } : {}),
       };
     },
   };
@@ -168,13 +166,21 @@ function createHandler(limits: JsonLimits, fullHistory: number, costs: CostTable
 
 export default definePlugin({
   name: 'sdk-rpc',
-  validateOptions: (options): Problems => checkOptions(options, ['fullHistory', 'costs', 'blockTimeMs']),
+  validateOptions(options): Problems {
+    const problems: Problems = [];
+    unknownKeys(options, ['fullHistory', 'costs', 'blockTimeMs'], problems);
+    positiveInt(options, 'fullHistory', problems);
+    positiveInt(options, 'blockTimeMs', problems);
+    costTable(options, '{ tx_search: 5, "broadcast_*": 2 }', problems);
+    return problems;
+  },
   create(ctx) {
+    const opts = ctx.options;
     return createHandler(
       ctx.limits,
-      (ctx.options.fullHistory as number | undefined) ?? 128,
-      new CostTable({ tx_search: 5, block_search: 5, blockchain: 2 }, ctx.options.costs),
-      (ctx.options.blockTimeMs as number | undefined) ?? DEFAULT_BLOCK_TIME_MS,
+      intOption(opts, 'fullHistory', 128),
+      new CostTable(DEFAULT_COSTS, costsOption(opts)),
+      intOption(opts, 'blockTimeMs', DEFAULT_BLOCK_TIME_MS),
     );
   },
 });
