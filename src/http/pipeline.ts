@@ -6,20 +6,22 @@
 import type { Context } from 'koa';
 import type { KeyCache } from '../auth/key-cache.js';
 import { extractKey, type ExtractedKey } from '../auth/extract.js';
-import { matchesAny, type KeyRecord } from '../auth/key-store.js';
+import type { KeyRecord } from '../auth/key-store.js';
+import { CallAccess, outcomeOf } from '../calls/access.js';
+import { answerJsonRpc, type RequestOutcome, type RpcAnswer } from '../calls/jsonrpc-calls.js';
 import type { ChainRuntime } from '../chain-runtime.js';
 import type { TierConfig } from '../config/types.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { Call, InboundRequest, ParsedRequest, RpcItem, Routing } from '../plugin.js';
-import type { ForwardTrace } from '../pool/forwarder.js';
+import type { InboundRequest, ParsedRequest, RpcItem } from '../plugin.js';
 import type { UpstreamReply } from '../pool/upstream.js';
 import type { Admission } from '../quota/admission.js';
 import type { Limiter } from '../quota/limiter.js';
 import { readBody } from './body.js';
 import { requestErrorText, restErrorText } from './answers.js';
-import { answerJsonRpc } from './jsonrpc-answer.js';
+
+export { outcomeOf, type RequestOutcome };
 
 export interface PipelineDeps {
   readonly keys: KeyCache;
@@ -35,29 +37,30 @@ export interface PipelineDeps {
   touch(keyId: string, at: number): void;
 }
 
-/** What one request came to, for metrics and the request log. */
-export interface RequestOutcome extends ForwardTrace {
-  label: string;
-  outcome: string;
-  key: KeyRecord | undefined;
-}
-
-export function outcomeOf(err: GatewayError): string {
-  return err.code.toLowerCase();
-}
-
-export function setRateHeaders(ctx: Context, admission: Admission): void {
-  const h = admission.headers;
+export function setRateHeaders(ctx: Context, admission: Admission | undefined): void {
+  const h = admission?.headers;
   if (h === undefined) return;
   ctx.set('ratelimit-limit', String(h.limit));
   ctx.set('ratelimit-remaining', String(h.remaining));
   ctx.set('ratelimit-reset', String(h.reset));
-  if (!admission.allowed) ctx.set('retry-after', String(admission.retryAfter));
+  if (admission !== undefined && !admission.allowed) ctx.set('retry-after', String(admission.retryAfter));
+}
+
+function writeAnswer(ctx: Context, a: RpcAnswer): void {
+  setRateHeaders(ctx, a.admission);
+  if (a.cache !== undefined) ctx.set('x-cache', a.cache);
+  if (a.headers !== undefined) for (const [k, v] of Object.entries(a.headers)) ctx.set(k, v);
+  ctx.status = a.status;
+  ctx.type = 'application/json';
+  ctx.body = a.body;
 }
 
 export class Pipeline {
-  constructor(private readonly deps: PipelineDeps) {}
+  readonly access: CallAccess;
 
+  constructor(private readonly deps: PipelineDeps) {
+    this.access = new CallAccess({ limiter: deps.limiter, tiers: deps.tiers, metrics: deps.metrics });
+  }
   private fail(ctx: Context, err: GatewayError, body: string): void {
     ctx.status = err.status;
     if (err.headers !== undefined) for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
@@ -131,58 +134,17 @@ export class Pipeline {
       result.outcome = outcomeOf(e);
       return this.fail(ctx, e, requestErrorText(e, style, undefined, false));
     }
-    const tier = deps.tiers()[record.tier];
-    const forbidden = !matchesAny(record.permissions.chains, chain.name)
-      ? 'API key not permitted for this chain'
-      : tier === undefined
-        ? 'API key has no valid tier'
-        : undefined;
-    if (forbidden !== undefined || tier === undefined) {
-      const e = new GatewayError('FORBIDDEN', { message: forbidden });
-      result.outcome = outcomeOf(e);
+    const tier = this.access.tierFor(record, chain);
+    if (isGatewayError(tier)) {
+      result.outcome = outcomeOf(tier);
       const items = parsed.kind === 'jsonrpc' ? parsed.items : undefined;
-      return this.fail(ctx, e, requestErrorText(e, style, items, parsed.kind === 'jsonrpc' && parsed.batch));
+      return this.fail(ctx, tier, requestErrorText(tier, style, items, parsed.kind === 'jsonrpc' && parsed.batch));
     }
-    if (parsed.kind === 'jsonrpc') return answerJsonRpc(ctx, this, chain, record, tier, parsed, result);
+    if (parsed.kind === 'jsonrpc') {
+      const deadline = Date.now() + deps.requestTimeoutMs;
+      return writeAnswer(ctx, await answerJsonRpc(this.access, chain, record, tier, parsed, result, deadline));
+    }
     return this.passthrough(ctx, chain, record, tier, parsed, result);
-  }
-
-  /** Permission and classification of one call; a GatewayError when refused. */
-  route(chain: ChainRuntime, record: KeyRecord, tier: TierConfig, call: Call): Routing | GatewayError {
-    const p = record.permissions;
-    if (!matchesAny(p.allow, call.method) || (p.deny.length > 0 && matchesAny(p.deny, call.method))) {
-      return new GatewayError('FORBIDDEN', { message: 'API key not permitted for this method' });
-    }
-    const routing = chain.handler.classify(call, chain.pool.view);
-    if (routing.archive || chain.config.archiveOnly) {
-      this.deps.metrics.archiveCalls.inc({ chain: chain.name });
-      if (!(p.archive ?? tier.archive)) return new GatewayError('FORBIDDEN', { message: 'API key has no archive access' });
-    }
-    return routing;
-  }
-
-  async admit(ctx: Context, chain: ChainRuntime, record: KeyRecord, tier: TierConfig, cost: number): Promise<GatewayError | undefined> {
-    let admission: Admission;
-    try {
-      admission = await this.deps.limiter.admit(record.id, tier, cost, chain.name);
-    } catch (err) {
-      // Fail-closed with the limits store away: a 503 in the endpoint's style.
-      return isGatewayError(err) ? err : new GatewayError('UNAVAILABLE', { cause: err });
-    }
-    setRateHeaders(ctx, admission);
-    if (admission.allowed) return undefined;
-    this.deps.metrics.rejections.inc({ chain: chain.name, tier: tier.name, reason: admission.reason });
-    return new GatewayError(admission.reason === 'rate' ? 'RATE_LIMITED' : 'QUOTA_EXCEEDED', {
-      headers: { 'retry-after': String(admission.retryAfter) },
-    });
-  }
-
-  countErrors(keyId: string, chain: string, errors: number): void {
-    this.deps.limiter.countErrors(keyId, chain, errors);
-  }
-
-  get requestTimeoutMs(): number {
-    return this.deps.requestTimeoutMs;
   }
 
   private async passthrough(
@@ -194,7 +156,7 @@ export class Pipeline {
     result: RequestOutcome,
   ): Promise<void> {
     const style = chain.handler.errorStyle;
-    const routing = this.route(chain, record, tier, parsed.call);
+    const routing = this.access.route(chain, record, tier, parsed.call);
     const refuse = (e: GatewayError): void => {
       result.outcome = outcomeOf(e);
       this.fail(ctx, e, style === 'rest' ? restErrorText(e) : requestErrorText(e, style, undefined, false));
@@ -208,8 +170,10 @@ export class Pipeline {
     const hit = key === undefined ? undefined : await cache?.get(key);
     if (cache !== undefined) ctx.set('x-cache', hit === undefined ? 'MISS' : 'HIT');
     const charge = hit !== undefined && tier.cacheHitsFree ? 0 : routing.cost;
-    const limited = charge > 0 ? await this.admit(ctx, chain, record, tier, charge) : undefined;
-    if (limited !== undefined) return refuse(limited);
+    const admitted = charge > 0 ? await this.access.admit(chain, record, tier, charge) : undefined;
+    if (isGatewayError(admitted)) return refuse(admitted);
+    setRateHeaders(ctx, admitted?.admission);
+    if (admitted?.error !== undefined) return refuse(admitted.error);
     try {
       const deadline = Date.now() + this.deps.requestTimeoutMs;
       const fetch = (): Promise<UpstreamReply> => chain.forwarder.passthrough(parsed.call, routing, up, deadline, result);
