@@ -12,18 +12,22 @@ import { ResponseCache } from './cache/response-cache.js';
 import { Forwarder } from './pool/forwarder.js';
 import { HealthProber } from './pool/health.js';
 import { NodePool, type PoolEvents } from './pool/pool.js';
+import { SubscriptionHub } from './ws/subscription-hub.js';
 
 /** What chain runtimes share: server limits (from `server:` in config) and cache stores. */
 export interface RuntimeOptions {
   readonly json: JsonLimits;
   readonly maxResponseBytes: number;
+  /** The clock of key validity and backoffs (tests move it). */
+  readonly now: () => number;
   readonly caches: { readonly memory: CacheStore; readonly redis: CacheStore | undefined };
 }
 
-export function runtimeOptions(server: ServerConfig, caches: RuntimeOptions['caches']): RuntimeOptions {
+export function runtimeOptions(server: ServerConfig, caches: RuntimeOptions['caches'], now: () => number = Date.now): RuntimeOptions {
   return {
     json: { maxDepth: server.maxJsonDepth, maxMethodLength: server.maxMethodLength },
     maxResponseBytes: server.maxResponseBytes,
+    now,
     caches,
   };
 }
@@ -37,6 +41,8 @@ export interface ChainRuntime {
   readonly forwarder: Forwarder;
   /** Undefined when the endpoint's cache is off. */
   readonly cache: ResponseCache | undefined;
+  /** Node subscriptions of WebSocket clients; undefined when the plugin serves no WebSocket. */
+  readonly subscriptions: SubscriptionHub | undefined;
 }
 
 /** Same nodes and breakers: a reload may keep the live nodes with their state. */
@@ -87,11 +93,29 @@ export function createChainRuntime(
           lookup: (chain, hit) => metrics.cacheLookups.inc({ chain, result: hit ? 'hit' : 'miss' }),
           coalesced: (chain) => metrics.coalesced.inc({ chain }),
         });
+  const subscriptions =
+    handler.websocket === undefined
+      ? undefined
+      : new SubscriptionHub(
+          pool,
+          handler,
+          {
+            timeoutMs: config.attemptTimeoutMs,
+            maxMessageBytes: limits.maxResponseBytes,
+            events: {
+              moved: (result) => metrics.subscriptionMoves.inc({ chain: config.name, result }),
+              delivered: (count) => metrics.wsNotifications.inc({ chain: config.name }, count),
+            },
+          },
+          limits.now,
+        );
   const prober = new HealthProber(pool, handler, {
     probed(p, node, ok) {
       metrics.probes.inc({ chain: p.chain, node: node.name, result: ok ? 'ok' : 'failed' });
       if (ok) cache?.observeHead(node.head, node.headHash);
     },
+    // Subscriptions leave nodes that lag or left rotation as soon as a round says so.
+    judged: () => subscriptions?.check(),
   });
   const forwarder = new Forwarder(pool, handler, {
     upstream(p, node, outcome, seconds) {
@@ -102,12 +126,19 @@ export function createChainRuntime(
       metrics.retries.inc({ chain: p.chain, reason });
     },
   });
-  return { name: config.name, config, handler, pool, prober, forwarder, cache };
+  return { name: config.name, config, handler, pool, prober, forwarder, cache, subscriptions };
 }
 
-/** Stop probing; close the nodes unless a successor adopted them. */
+/**
+ * Stop probing; hand the WebSocket subscriptions to the successor (or let their
+ * clients go); close the nodes unless the successor adopted them.
+ */
 export async function closeChainRuntime(rt: ChainRuntime, successor?: ChainRuntime): Promise<void> {
   rt.prober.stop();
+  if (rt.subscriptions !== undefined) {
+    if (successor?.subscriptions !== undefined) rt.subscriptions.handOver(successor.subscriptions);
+    else rt.subscriptions.close(1001, successor === undefined ? 'Endpoint closed' : 'Endpoint no longer serves WebSocket');
+  }
   if (successor !== undefined && successor.pool.nodes === rt.pool.nodes) return;
   await rt.pool.close();
 }

@@ -15,6 +15,8 @@ export const ERRORS = {
   HTTP_METHOD_NOT_ALLOWED: { status: 405, rpc: -32600, message: 'HTTP method not allowed on this endpoint' },
   RATE_LIMITED: { status: 429, rpc: -32005, message: 'Rate limit exceeded' },
   QUOTA_EXCEEDED: { status: 429, rpc: -32005, message: 'Quota exceeded for this period' },
+  TOO_MANY_CONNECTIONS: { status: 429, rpc: -32005, message: "WebSocket connections of this key are at its tier's limit" },
+  TOO_MANY_SUBSCRIPTIONS: { status: 429, rpc: -32005, message: "Subscriptions on this connection are at the tier's limit" },
   BODY_TOO_LARGE: { status: 413, rpc: -32600, message: 'Request body too large' },
   BATCH_TOO_LARGE: { status: 413, rpc: -32600, message: 'Batch too large for this tier' },
   HEADERS_TOO_LARGE: { status: 431, rpc: -32600, message: 'Request headers too large' },

@@ -24,6 +24,7 @@ import { createLogger, type Logger } from './log.js';
 import { Metrics } from './metrics/metrics.js';
 import { loadedPlugin } from './plugin-loader.js';
 import type { Limiter } from './quota/limiter.js';
+import { WsGateway } from './ws/ws-gateway.js';
 
 export interface GatewayOptions {
   readonly logger?: Logger;
@@ -76,6 +77,8 @@ function urlOf(host: string, port: number): string {
 export class Gateway {
   private lifecycle: Lifecycle = 'starting';
   private chains: ChainRuntime[] = [];
+  private byName = new Map<string, ChainRuntime>();
+  private ws: WsGateway | undefined;
   private table: EndpointTable<ChainRuntime> = new EndpointTable([]);
   private readonly servers: Server[] = [];
   url = '';
@@ -92,7 +95,14 @@ export class Gateway {
     readonly keys: KeyService,
     readonly limiter: Limiter,
     private readonly caches: RuntimeOptions['caches'],
+    private readonly now: () => number,
   ) {}
+
+  private setChains(chains: ChainRuntime[]): void {
+    this.chains = chains;
+    this.byName = new Map(chains.map((c) => [c.name, c]));
+    this.table = new EndpointTable(chains.map((rt) => ({ path: rt.config.route.path, host: rt.config.route.host, target: rt })));
+  }
 
   static async start(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
     const logger = options.logger ?? createLogger(config.log.level);
@@ -125,12 +135,14 @@ export class Gateway {
       new KeyService(store, config.tiers, config.keys.rotationGraceSeconds),
       limiter,
       caches,
+      now,
     );
 
-    gw.chains = Object.values(config.chains).map((c) =>
-      createChainRuntime(c, loadedPlugin(c.plugin), metrics, logger, runtimeOptions(config.server, caches)),
+    gw.setChains(
+      Object.values(config.chains).map((c) =>
+        createChainRuntime(c, loadedPlugin(c.plugin), metrics, logger, runtimeOptions(config.server, caches, now)),
+      ),
     );
-    gw.table = new EndpointTable(gw.chains.map((rt) => ({ path: rt.config.route.path, host: rt.config.route.host, target: rt })));
     metrics.watchPools(() => gw.chains.map((c) => c.pool));
 
     const keyCache = new KeyCache(
@@ -195,6 +207,20 @@ export class Gateway {
     );
     traffic.maxConnections = sc.maxConnections;
     traffic.on('clientError', answerClientError);
+    gw.ws = new WsGateway({
+      endpoints: () => gw.table,
+      runtime: (name) => gw.byName.get(name),
+      keys: keyCache,
+      store,
+      slots: bundle.slots,
+      access: pipeline.access,
+      metrics,
+      logger,
+      now,
+      draining: () => gw.lifecycle === 'draining',
+      server: () => gw.config.server,
+    });
+    gw.ws.attach(traffic);
     gw.servers.push(traffic, adminServer);
     const t = await listen(traffic, config.server.host, config.server.port);
     gw.url = config.server.publicUrl ?? urlOf(config.server.host, t.port);
@@ -240,12 +266,18 @@ export class Gateway {
     const chains = Object.values(next.chains).map((c) => {
       const old = previous.get(c.name);
       if (old !== undefined && JSON.stringify(old.config) === JSON.stringify(c)) return old;
-      return createChainRuntime(c, loadedPlugin(c.plugin), this.metrics, this.logger, runtimeOptions(next.server, this.caches), old);
+      return createChainRuntime(
+        c,
+        loadedPlugin(c.plugin),
+        this.metrics,
+        this.logger,
+        runtimeOptions(next.server, this.caches, this.now),
+        old,
+      );
     });
     const retired = [...previous.values()].filter((old) => !chains.includes(old));
     for (const c of chains) if (!previous.has(c.name) || previous.get(c.name) !== c) c.prober.start();
-    this.chains = chains;
-    this.table = new EndpointTable(chains.map((rt) => ({ path: rt.config.route.path, host: rt.config.route.host, target: rt })));
+    this.setChains(chains);
     this.keys.configure(next.tiers, next.keys.rotationGraceSeconds);
     const restartOnly = ['host', 'port', 'adminHost', 'adminPort'] as const;
     if (restartOnly.some((k) => next.server[k] !== this.config.server[k]) || next.store.path !== this.config.store.path) {
@@ -288,6 +320,8 @@ export class Gateway {
     this.lifecycle = 'draining';
     const [traffic, admin] = this.servers;
     const cut = setTimeout(() => traffic?.closeAllConnections(), this.config.server.shutdownTimeoutMs);
+    // WebSocket clients are told first (1001), so the listener's close does not wait on them.
+    await this.ws?.close();
     if (traffic !== undefined) await closeServer(traffic);
     clearTimeout(cut);
     await Promise.all(this.chains.map((c) => closeChainRuntime(c)));

@@ -136,9 +136,23 @@ export interface NodeClient {
   request(req: UpstreamRequest, timeoutMs: number): Promise<{ status: number; text: string }>;
 }
 
+/**
+ * WebSocket support of a JSON-RPC family. Calls over a socket are routed like HTTP
+ * calls (parse, classify, judge as usual); the methods named here open and close
+ * subscriptions, which the core relays from a node's own socket in the JSON-RPC
+ * pub/sub convention geth and Sui share:
+ * `{"method":…,"params":{"subscription":<id>,"result":…}}`.
+ */
+export interface WebSocketSupport {
+  /** Subscribe method → its unsubscribe method (`eth_subscribe` → `eth_unsubscribe`). */
+  readonly subscriptions: Readonly<Record<string, string>>;
+}
+
 /** A chain endpoint's instance of a plugin. */
 export interface ChainHandler {
   readonly errorStyle: ErrorStyle;
+  /** Present when the endpoint serves WebSocket clients (JSON-RPC families). */
+  readonly websocket?: WebSocketSupport;
   /**
    * Ids a node may answer with instead of the caller's (CometBFT answers abci_info
    * with -1). Any other id in a single answer marks the answer as not this call's.

@@ -129,6 +129,8 @@ function createHandler(o: EvmOptions): ChainHandler {
 
   return {
     errorStyle: 'jsonrpc',
+    // eth_subscribe (newHeads, logs, …) in every configured namespace.
+    websocket: { subscriptions: Object.fromEntries(o.namespaces.map((ns) => [`${ns}_subscribe`, `${ns}_unsubscribe`])) },
     parse(req) {
       if (req.method !== 'POST') return { kind: 'unsupported', status: 405, message: 'JSON-RPC endpoints take POST' };
       if (req.path !== '/') return { kind: 'unsupported', status: 404, message: 'JSON-RPC is served at the endpoint root' };

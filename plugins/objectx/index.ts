@@ -64,6 +64,8 @@ const KNOWN: ReadonlyMap<string, Kind> = new Map<string, Kind>([
     'getMoveFunctionArgTypes',
     'subscribeEvent',
     'subscribeTransaction',
+    'unsubscribeEvent',
+    'unsubscribeTransaction',
   ].map((n): [string, Kind] => [n, 'plain']),
 ]);
 const PRUNED = /pruned|is not available/i;
@@ -127,8 +129,15 @@ function createHandler(o: ObjectxOptions): ChainHandler {
     return { archive, cost: m.cost, label: m.label };
   };
 
+  const subscriptions: Record<string, string> = {};
+  for (const ns of o.namespaces) {
+    subscriptions[`${ns}_subscribeEvent`] = `${ns}_unsubscribeEvent`;
+    subscriptions[`${ns}_subscribeTransaction`] = `${ns}_unsubscribeTransaction`;
+  }
+
   return {
     errorStyle: 'jsonrpc',
+    websocket: { subscriptions },
     parse(req) {
       if (req.method !== 'POST') return { kind: 'unsupported', status: 405, message: 'JSON-RPC endpoints take POST' };
       if (req.path !== '/') return { kind: 'unsupported', status: 404, message: 'JSON-RPC is served at the endpoint root' };

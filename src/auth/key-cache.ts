@@ -43,7 +43,14 @@ export class KeyCache {
 
   /** The record the key belongs to; throws INVALID_KEY for unknown, revoked or expired keys. */
   async lookup(key: string): Promise<KeyRecord> {
-    const hash = hashKey(key);
+    return (await this.lookupHash(hashKey(key))).record;
+  }
+
+  /**
+   * The match for a key's hash, with until when the presented value works (long-lived
+   * connections keep the hash, never the key, and ask again when the store changes).
+   */
+  async lookupHash(hash: string): Promise<KeyMatch> {
     let entry = this.lru.get(hash);
     if (entry === undefined) {
       this.events.miss?.();
@@ -54,7 +61,7 @@ export class KeyCache {
     if (entry === UNKNOWN) throw new GatewayError('INVALID_KEY');
     const now = this.now();
     if (now >= entry.validUntil || keyState(entry.record, now) !== 'active') throw new GatewayError('INVALID_KEY');
-    return entry.record;
+    return entry;
   }
 
   private load(hash: string): Promise<Entry> {

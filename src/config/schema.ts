@@ -28,8 +28,10 @@ const SERVER = [
   'headersTimeoutMs',
   'keepAliveTimeoutMs',
   'maxConnections',
+  'wsMaxMessageBytes',
+  'wsPingIntervalMs',
 ] as const;
-const TIER = ['rate', 'burst', 'daily', 'monthly', 'maxBatch', 'archive', 'wsConnections', 'cacheHitsFree'] as const;
+const TIER = ['rate', 'burst', 'daily', 'monthly', 'maxBatch', 'archive', 'wsConnections', 'wsSubscriptions', 'cacheHitsFree'] as const;
 const CHAIN = [
   'plugin',
   'network',
@@ -44,7 +46,7 @@ const CHAIN = [
   'options',
   'nodes',
 ] as const;
-const NODE = ['name', 'url', 'role', 'weight', 'priority'] as const;
+const NODE = ['name', 'url', 'ws', 'role', 'weight', 'priority'] as const;
 const HEALTH = ['intervalMs', 'timeoutMs', 'maxLag', 'failAfter'] as const;
 const BREAKER = ['errorThresholdPercentage', 'volumeThreshold', 'rollingWindowMs', 'resetTimeoutMs'] as const;
 
@@ -62,6 +64,7 @@ function readTier(r: Reader, name: string, v: unknown, path: string): TierConfig
     maxBatch: r.limit(t.maxBatch, join(path, 'maxBatch'), 100),
     archive: r.bool(t.archive, join(path, 'archive'), false),
     wsConnections: r.limit(t.wsConnections, join(path, 'wsConnections'), 10),
+    wsSubscriptions: r.limit(t.wsSubscriptions, join(path, 'wsSubscriptions'), 100),
     cacheHitsFree: r.bool(t.cacheHitsFree, join(path, 'cacheHitsFree'), false),
   };
 }
@@ -81,9 +84,21 @@ function readNode(r: Reader, v: unknown, path: string): NodeConfig {
     }
     if (!ok) r.problems.add(join(path, 'url'), 'must be an http:// or https:// URL without credentials or query');
   }
+  const ws = r.optionalString(n.ws, join(path, 'ws'));
+  if (ws !== undefined) {
+    let ok = false;
+    try {
+      const u = new URL(ws);
+      ok = (u.protocol === 'ws:' || u.protocol === 'wss:') && u.username === '';
+    } catch {
+      ok = false;
+    }
+    if (!ok) r.problems.add(join(path, 'ws'), 'must be a ws:// or wss:// URL without credentials, like "ws://10.0.0.5:8546"');
+  }
   return {
     name,
     url: url.replace(/\/+$/, ''),
+    ws: ws ?? url.replace(/^http/, 'ws').replace(/\/+$/, ''),
     role: r.oneOf(n.role, join(path, 'role'), ['full', 'archive'] as const),
     weight: r.int(n.weight, join(path, 'weight'), 1, 1, 1000),
     priority: r.int(n.priority, join(path, 'priority'), 0, 0, 100),
@@ -250,6 +265,8 @@ export function validateConfig(
       headersTimeoutMs: r.int(s.headersTimeoutMs, 'server.headersTimeoutMs', 10_000, 100),
       keepAliveTimeoutMs: r.int(s.keepAliveTimeoutMs, 'server.keepAliveTimeoutMs', 65_000, 100),
       maxConnections: r.int(s.maxConnections, 'server.maxConnections', 10_000, 1),
+      wsMaxMessageBytes: r.int(s.wsMaxMessageBytes, 'server.wsMaxMessageBytes', 1_048_576, 1024),
+      wsPingIntervalMs: r.int(s.wsPingIntervalMs, 'server.wsPingIntervalMs', 30_000, 10),
     },
     log: { level: r.oneOf(log.level, 'log.level', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info') },
     admin: { token: adminToken },

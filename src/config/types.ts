@@ -34,6 +34,10 @@ export interface ServerConfig {
   readonly keepAliveTimeoutMs: number;
   /** Concurrent client connections; more are refused. */
   readonly maxConnections: number;
+  /** Largest WebSocket message a client may send; a larger one closes the socket (1009). */
+  readonly wsMaxMessageBytes: number;
+  /** WebSocket pings this often; a client that has not answered the last one is dropped. */
+  readonly wsPingIntervalMs: number;
 }
 
 export interface StoreConfig {
@@ -71,6 +75,8 @@ export interface TierConfig {
   readonly maxBatch: number;
   readonly archive: boolean;
   readonly wsConnections: number;
+  /** Subscriptions open at once on one WebSocket connection. */
+  readonly wsSubscriptions: number;
   /** Answers from the response cache cost nothing against limits and usage. */
   readonly cacheHitsFree: boolean;
 }
@@ -78,6 +84,8 @@ export interface TierConfig {
 export interface NodeConfig {
   readonly name: string;
   readonly url: string;
+  /** WebSocket URL for subscriptions (ws:// or wss://); by default the HTTP URL with a ws scheme. */
+  readonly ws: string;
   readonly role: NodeRole;
   readonly weight: number;
   /** Lower is preferred by the `priority` strategy; 0 = primary. */

@@ -11,6 +11,7 @@ export class SimChain {
   private readonly hashes = new Map<number, string>();
   private readonly byHash = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
+  private readonly listeners: Array<() => void> = [];
   readonly genesisTime = Math.floor(Date.now() / 1000) - 3_600;
 
   constructor(
@@ -27,7 +28,14 @@ export class SimChain {
   }
 
   advance(blocks = 1): void {
-    this.head += Math.max(0, Math.floor(blocks));
+    const n = Math.max(0, Math.floor(blocks));
+    this.head += n;
+    if (n > 0) for (const l of this.listeners) l();
+  }
+
+  /** Called after every advance (nodes push new heads to their subscribers). */
+  onBlocks(listener: () => void): void {
+    this.listeners.push(listener);
   }
 
   /** Replace the last `depth` blocks with blocks of other hashes. */

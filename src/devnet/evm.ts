@@ -3,9 +3,10 @@
 // geth's "missing trie node", older blocks and logs "header not found".
 
 import { hexOf, seeded } from './chain.js';
-import { notFound, type Family, type NodeView, type RpcError, type RpcOutcome } from './family.js';
+import { notFound, type Family, type Feed, type NodeView, type RpcError, type RpcOutcome, type Subscriptions } from './family.js';
 
 const ZERO32 = `0x${'0'.repeat(64)}`;
+const LOG_ADDRESS = '0x00000000000000000000000000000000000000aa';
 const STATE_PARAM: ReadonlyMap<string, number> = new Map([
   ['getBalance', 1],
   ['getTransactionCount', 1],
@@ -68,6 +69,24 @@ function block(node: NodeView, n: number, full: boolean): Record<string, unknown
     transactions: full ? [] : [],
     uncles: [],
   };
+}
+
+/** The devnet's logs of one block: one log in about every fourth block, from one contract. */
+function logsAt(node: NodeView, h: number): Array<Record<string, unknown>> {
+  if (seeded(`${node.chain.network}:log:${h}`, 4) !== 0) return [];
+  return [
+    {
+      address: LOG_ADDRESS,
+      topics: [ZERO32],
+      data: '0x',
+      blockNumber: hexOf(h),
+      blockHash: node.chain.hash(h),
+      transactionHash: node.chain.hash(h).replace(/^0x../, '0xbb'),
+      transactionIndex: '0x0',
+      logIndex: '0x0',
+      removed: false,
+    },
+  ];
 }
 
 function stateAnswer(name: string, params: unknown[], n: number): RpcOutcome {
@@ -170,21 +189,7 @@ function call(method: string, params: unknown, node: NodeView): RpcOutcome | und
       if (from.height < node.earliest()) return { error: headerNotFound() };
       const last = 'missing' in to ? head : to.height;
       const logs = [];
-      for (let h = from.height; h <= last && logs.length < 100; h++) {
-        if (seeded(`${node.chain.network}:log:${h}`, 4) === 0) {
-          logs.push({
-            address: '0x00000000000000000000000000000000000000aa',
-            topics: [ZERO32],
-            data: '0x',
-            blockNumber: hexOf(h),
-            blockHash: node.chain.hash(h),
-            transactionHash: node.chain.hash(h).replace(/^0x../, '0xbb'),
-            transactionIndex: '0x0',
-            logIndex: '0x0',
-            removed: false,
-          });
-        }
-      }
+      for (let h = from.height; h <= last && logs.length < 100; h++) logs.push(...logsAt(node, h));
       return { result: logs };
     }
     case 'getTransactionReceipt':
@@ -197,7 +202,36 @@ function call(method: string, params: unknown, node: NodeView): RpcOutcome | und
   }
 }
 
+/** The head of a block as newHeads pushes it (a block without its transactions). */
+function headerOf(node: NodeView, n: number): Record<string, unknown> {
+  const { transactions: _t, uncles: _u, size: _s, totalDifficulty: _d, ...rest } = block(node, n, false);
+  return rest;
+}
+
+/** geth's eth_subscribe: newHeads, logs (address filter), newPendingTransactions and syncing (which push nothing here). */
+const subscriptions: Subscriptions = {
+  closers: new Set(['eth_unsubscribe', 'evm_unsubscribe']),
+  open(method, params, node) {
+    const ns = method.slice(0, method.indexOf('_'));
+    if (method !== `${ns}_subscribe` || (ns !== 'eth' && ns !== 'evm')) return undefined;
+    const p = Array.isArray(params) ? (params as unknown[]) : [];
+    const notification = `${ns}_subscription`;
+    const kind = p[0];
+    let feed: Feed;
+    if (kind === 'newHeads') feed = (h) => [headerOf(node, h)];
+    else if (kind === 'logs') {
+      const filter = (p[1] ?? {}) as { address?: unknown };
+      const wanted =
+        filter.address === undefined ? undefined : ([] as unknown[]).concat(filter.address).map((a) => String(a).toLowerCase());
+      feed = (h) => (wanted === undefined || wanted.includes(LOG_ADDRESS) ? logsAt(node, h) : []);
+    } else if (kind === 'newPendingTransactions' || kind === 'syncing') feed = () => [];
+    else return { error: { code: -32602, message: `no "${String(kind)}" subscription in ${ns} namespace` } };
+    return { feed, notification };
+  },
+};
+
 export const evmFamily: Family = {
   rpcPath: (path) => path === '/',
   rpc: call,
+  subscriptions,
 };

@@ -36,7 +36,20 @@ export interface HttpAnswer {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
+/** What a subscription pushes when its node's head reaches a height (often nothing). */
+export type Feed = (height: number) => unknown[];
+
+/** Pub/sub over WebSocket, in the JSON-RPC convention ({method, params:{subscription, result}}). */
+export interface Subscriptions {
+  /** Open a subscription: its feed, or the error a node answers for bad params; undefined: not a subscribe method. */
+  open(method: string, params: unknown, node: NodeView): { feed: Feed; notification: string } | { error: RpcError } | undefined;
+  /** Unsubscribe method names. */
+  readonly closers: ReadonlySet<string>;
+}
+
 export interface Family {
+  /** WebSocket subscriptions, for families whose nodes serve them. */
+  readonly subscriptions?: Subscriptions;
   /** Does a POST to this path carry a JSON-RPC body? */
   rpcPath(path: string): boolean;
   /** Answer one JSON-RPC call; undefined when the method does not exist. */

@@ -2,14 +2,25 @@
 // request it receives, with faults that tests and the control server switch on and
 // off at run time (latency, errors, hangs, bad bodies, a stalled head, down).
 
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { memberRaw, splitArray } from '../jsonrpc/raw-json.js';
 import type { SimChain } from './chain.js';
-import type { DevRequest, Family, NodeView, RpcOutcome } from './family.js';
+import type { DevRequest, Family, Feed, NodeView, RpcOutcome } from './family.js';
 import type { DevnetFamily, NodeFaults, RecordedRequest } from './index.js';
 
 const MAX_RECORDS = 10_000;
+/** After a stall, at most this many missed blocks are pushed to subscribers. */
+const MAX_CATCH_UP = 64;
+
+/** A client's WebSocket to this node and the subscriptions it holds. */
+interface DevSocket {
+  readonly ws: WebSocket;
+  readonly subs: Map<string, { readonly feed: Feed; readonly notification: string }>;
+}
 const ID_MEMBER = /"id":(-?\d+(\.\d+)?|"(?:[^"\\]|\\.)*"|null)/;
 const WRONG_ID = (text: string): string => text.replace(ID_MEMBER, '"id":"not-your-call"');
 
@@ -28,6 +39,10 @@ export class DevnetNodeServer implements NodeView {
   private readonly hung = new Set<ServerResponse>();
   private readonly sockets = new Set<Socket>();
   private port: number;
+  private readonly wss = new WebSocketServer({ noServer: true });
+  private readonly wsConns = new Set<DevSocket>();
+  /** The last height pushed to subscribers. */
+  private pushed: number;
 
   constructor(
     readonly name: string,
@@ -42,6 +57,8 @@ export class DevnetNodeServer implements NodeView {
     port: number,
   ) {
     this.port = port;
+    this.pushed = chain.height();
+    chain.onBlocks(() => this.push());
   }
 
   height(): number {
@@ -56,6 +73,7 @@ export class DevnetNodeServer implements NodeView {
   async listen(): Promise<void> {
     const server = createServer((req, res) => this.onRequest(req, res));
     server.keepAliveTimeout = 5_000;
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
     server.on('connection', (s: Socket) => {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
@@ -107,14 +125,94 @@ export class DevnetNodeServer implements NodeView {
     return this.stop();
   }
 
+  /** WebSocket at the JSON-RPC path: calls answered as over HTTP, plus the family's subscriptions. */
+  private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const path = (req.url ?? '/').split('?')[0] as string;
+    if (!this.impl.rpcPath(path)) {
+      socket.destroy();
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      const conn: DevSocket = { ws, subs: new Map() };
+      this.wsConns.add(conn);
+      ws.on('close', () => this.wsConns.delete(conn));
+      ws.on('error', () => undefined);
+      ws.on('message', (data) => {
+        const text = (data as Buffer).toString('utf8');
+        this.record('WS', req.url ?? '/', req, text);
+        if (this.faults.hang === true) return;
+        const delay = this.faults.latencyMs ?? 0;
+        if (delay > 0) setTimeout(() => this.wsAnswer(conn, text), delay);
+        else this.wsAnswer(conn, text);
+      });
+    });
+  }
+
+  private wsAnswer(conn: DevSocket, text: string): void {
+    const send = (t: string): void => {
+      if (t !== '' && conn.ws.readyState === conn.ws.OPEN) conn.ws.send(t);
+    };
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return send('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}');
+    }
+    const subs = this.impl.subscriptions;
+    const v = value as { method?: unknown; params?: unknown } | null;
+    if (subs !== undefined && v !== null && typeof v === 'object' && !Array.isArray(v) && typeof v.method === 'string') {
+      const id = memberRaw(text.trim(), 'id') ?? 'null';
+      const opened = subs.open(v.method, v.params, this);
+      if (opened !== undefined) {
+        if ('error' in opened) return send(rpcText(id, { error: opened.error }));
+        const subId = `0x${randomBytes(16).toString('hex')}`;
+        conn.subs.set(subId, opened);
+        return send(rpcText(id, { result: subId }));
+      }
+      if (subs.closers.has(v.method)) {
+        const target = Array.isArray(v.params) ? (v.params as unknown[])[0] : undefined;
+        return send(rpcText(id, { result: typeof target === 'string' && conn.subs.delete(target) }));
+      }
+    }
+    send(this.misbehave(this.jsonRpc(text)));
+  }
+
+  /** New heights reached: every subscription pushes what its feed has for each of them. */
+  private push(): void {
+    const h = this.height();
+    // A stalled node has nothing new; a down one has no subscribers left to tell.
+    if (h <= this.pushed) return;
+    if (this.server === undefined) {
+      this.pushed = h;
+      return;
+    }
+    const from = Math.max(this.pushed + 1, h - MAX_CATCH_UP + 1);
+    this.pushed = h;
+    for (const conn of this.wsConns) {
+      for (const [subId, sub] of conn.subs) {
+        for (let x = from; x <= h; x++) {
+          for (const item of sub.feed(x)) {
+            conn.ws.send(
+              `{"jsonrpc":"2.0","method":"${sub.notification}","params":{"subscription":"${subId}","result":${JSON.stringify(item)}}}`,
+            );
+          }
+        }
+      }
+    }
+  }
+
+  private record(method: string, path: string, req: IncomingMessage, body: string): void {
+    this.received.push({ method, path, headers: { ...req.headers }, body, at: Date.now() });
+    if (this.received.length > MAX_RECORDS) this.received.splice(0, this.received.length - MAX_RECORDS);
+  }
+
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       const path = req.url ?? '/';
-      this.received.push({ method: req.method ?? 'GET', path, headers: { ...req.headers }, body, at: Date.now() });
-      if (this.received.length > MAX_RECORDS) this.received.splice(0, this.received.length - MAX_RECORDS);
+      this.record(req.method ?? 'GET', path, req, body);
       const delay = this.faults.latencyMs ?? 0;
       if (delay > 0) setTimeout(() => this.answer(req, res, path, body), delay);
       else this.answer(req, res, path, body);

@@ -3,7 +3,7 @@
 // older checkpoints and past object versions with a "pruned" error.
 
 import { seeded } from './chain.js';
-import type { Family, NodeView, RpcOutcome } from './family.js';
+import type { Family, NodeView, RpcOutcome, Subscriptions } from './family.js';
 
 const SUI = '0x2::sui::SUI';
 
@@ -96,7 +96,32 @@ function call(method: string, params: unknown, node: NodeView): RpcOutcome | und
   }
 }
 
+/** Sui's suix_subscribeEvent: here one event per checkpoint, from the devnet's own module. */
+const subscriptions: Subscriptions = {
+  closers: new Set(['sui_unsubscribeEvent', 'suix_unsubscribeEvent', 'objectx_unsubscribeEvent']),
+  open(method, _params, node) {
+    const ns = method.slice(0, method.indexOf('_'));
+    if (method !== `${ns}_subscribeEvent` || (ns !== 'sui' && ns !== 'suix' && ns !== 'objectx')) return undefined;
+    return {
+      notification: method,
+      feed: (h) => [
+        {
+          id: { txDigest: node.chain.hash(h).slice(2, 46), eventSeq: '0' },
+          packageId: '0x2',
+          transactionModule: 'devnet',
+          sender: `0x${'0'.repeat(64)}`,
+          type: '0x2::devnet::Checkpoint',
+          parsedJson: { sequenceNumber: String(h) },
+          bcs: '',
+          timestampMs: String(node.chain.time(h) * 1000),
+        },
+      ],
+    };
+  },
+};
+
 export const objectxFamily: Family = {
   rpcPath: (path) => path === '/',
   rpc: call,
+  subscriptions,
 };

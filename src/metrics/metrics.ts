@@ -6,6 +6,14 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { NodePool } from '../pool/pool.js';
 
+/** WebSocket state of one chain endpoint, read at scrape time. */
+export interface WsGauges {
+  readonly chain: string;
+  readonly connections: number;
+  readonly subscriptions: number;
+  readonly nodeSubscriptions: number;
+}
+
 const BREAKER_VALUE = { closed: 0, 'half-open': 1, open: 2 } as const;
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
@@ -127,7 +135,29 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly wsNotifications = new Counter({
+    name: 'noderouter_ws_notifications_total',
+    help: 'Subscription notifications delivered to WebSocket clients, by chain endpoint.',
+    labelNames: ['chain'] as const,
+    registers: [this.registry],
+  });
+
+  readonly wsCloses = new Counter({
+    name: 'noderouter_ws_closes_total',
+    help: 'WebSocket connections closed, by chain endpoint and close code (1000 normal, 1001 going away, 1006 dropped, 1008 policy, 1009 too big, 1013 no node left).',
+    labelNames: ['chain', 'code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly subscriptionMoves = new Counter({
+    name: 'noderouter_subscription_moves_total',
+    help: 'Node subscriptions moved off a node that died, lagged or left the pool, by chain and result (moved, or dropped when no node was left).',
+    labelNames: ['chain', 'result'] as const,
+    registers: [this.registry],
+  });
+
   private storeUp: () => boolean = () => true;
+  private wsState: () => Iterable<WsGauges> = () => [];
   private cacheBytes: () => number = () => 0;
 
   constructor() {
@@ -135,6 +165,26 @@ export class Metrics {
     const storeUp = (): boolean => this.storeUp();
     const pools = (): Iterable<NodePool> => this.pools();
     const cacheBytes = (): number => this.cacheBytes();
+    const wsState = (): Iterable<WsGauges> => this.wsState();
+    const wsGauge = (name: string, help: string, read: (g: WsGauges) => number): void => {
+      new Gauge({
+        name,
+        help,
+        labelNames: ['chain'] as const,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          for (const g of wsState()) this.set({ chain: g.chain }, read(g));
+        },
+      });
+    };
+    wsGauge('noderouter_ws_connections', 'Open WebSocket client connections, by chain endpoint.', (g) => g.connections);
+    wsGauge('noderouter_ws_subscriptions', 'Subscriptions WebSocket clients hold, by chain endpoint.', (g) => g.subscriptions);
+    wsGauge(
+      'noderouter_ws_node_subscriptions',
+      'Subscriptions held on nodes for those clients (identical ones share one), by chain endpoint.',
+      (g) => g.nodeSubscriptions,
+    );
     new Gauge({
       name: 'noderouter_cache_bytes',
       help: 'Bytes held by the in-memory response cache (bounded by cache.maxBytes).',
@@ -181,6 +231,11 @@ export class Metrics {
     nodeGauge('noderouter_node_latency_ewma_seconds', 'Smoothed latency of successful calls per node (what least-latency uses).', (p) =>
       p.nodes.map((n) => [n.name, n.ewmaMs === undefined ? undefined : n.ewmaMs / 1000]),
     );
+  }
+
+  /** Where the WebSocket gauges read from at scrape time. */
+  watchWs(state: () => Iterable<WsGauges>): void {
+    this.wsState = state;
   }
 
   watchStore(up: () => boolean): void {

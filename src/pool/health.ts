@@ -9,6 +9,8 @@ import type { PoolNode } from './pool-node.js';
 
 export interface ProbeEvents {
   probed?(pool: NodePool, node: PoolNode, ok: boolean): void;
+  /** A round is over and every node's rotation is decided. */
+  judged?(pool: NodePool): void;
 }
 
 export class HealthProber {
@@ -69,6 +71,7 @@ export class HealthProber {
         this.pool.events.rotation?.(this.pool, node, inRotation, inRotation ? 'recovered' : reason);
       }
     }
+    this.events.judged?.(this.pool);
   }
 
   stop(): void {

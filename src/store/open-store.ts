@@ -6,7 +6,9 @@ import { FileKeyStore } from '../auth/file-key-store.js';
 import { RedisKeyStore } from '../auth/redis-key-store.js';
 import type { KeyStore } from '../auth/key-store.js';
 import type { StoreConfig } from '../config/types.js';
+import { MemoryConnectionSlots, type ConnectionSlots } from '../quota/connection-slots.js';
 import { MemoryLimiter, type Limiter } from '../quota/limiter.js';
+import { RedisConnectionSlots } from '../quota/redis-connection-slots.js';
 import { RedisLimiter } from '../quota/redis-limiter.js';
 import { usagePathFor } from '../quota/usage-file.js';
 import type { Redis } from 'ioredis';
@@ -16,6 +18,8 @@ export interface StoreBundle {
   readonly kind: StoreConfig['kind'];
   readonly keys: KeyStore;
   readonly limiter: Limiter;
+  /** Concurrent WebSocket connections per key. */
+  readonly slots: ConnectionSlots;
   /** The Redis connection of a Redis store (the response cache may share it). */
   readonly redis: Redis | undefined;
   /** Whether the backing service answers (the file store always does). */
@@ -35,13 +39,16 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions):
   if (config.kind === 'file') {
     const keys = await FileKeyStore.open(config.path, { live: options.live });
     const limiter = await MemoryLimiter.open(usagePathFor(config.path), options.now);
+    const slots = new MemoryConnectionSlots();
     return {
       kind: 'file',
       keys,
       limiter,
+      slots,
       redis: undefined,
       up: () => true,
       close: async () => {
+        await slots.close();
         await limiter.close();
         await keys.close();
       },
@@ -60,13 +67,22 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions):
     now: options.now,
     onFallback: options.onFallback,
   });
+  const slots = new RedisConnectionSlots(connection.client, {
+    prefix: config.prefix,
+    onFailure: config.onFailure,
+    instances: config.instances,
+    now: options.now,
+    onFallback: options.onFallback,
+  });
   return {
     kind: 'redis',
     keys,
     limiter,
+    slots,
     redis: connection.client,
     up: () => connection.up,
     close: async () => {
+      await slots.close();
       await keys.close();
       await limiter.close();
       await connection.close();

@@ -9,6 +9,7 @@ import type { Gateway } from '../../src/gateway.js';
 import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { lastLine, runCli } from '../support/cli.js';
+import { RpcSocket, refusal, wsUrl } from '../support/ws-client.js';
 
 const CHAINS: readonly ChainSpec[] = [
   {
@@ -24,6 +25,7 @@ const CHAINS: readonly ChainSpec[] = [
 const TIERS = `
   shared: { rate: 20, burst: 1 }
   enterprise: { rate: unlimited, archive: true }
+  onesocket: { rate: unlimited, wsConnections: 1 }
 `;
 const CALL = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' };
 
@@ -86,6 +88,22 @@ describe('scale-out through Redis', function () {
       if (status === 200) await new Promise((r) => setTimeout(r, 20));
     }
     expect(status).to.equal(401);
+  });
+
+  it('holds a key to its WebSocket connection cap across instances, and frees the slot on close', async () => {
+    const { value, id } = await stack.createKey('onesocket');
+    const s = await RpcSocket.open(`${wsUrl(stack.gateway.url)}/l1`, { headers: { apikey: value } });
+    const refused = await refusal(`${wsUrl(other.url)}/l1`, { apikey: value });
+    expect(refused.status).to.equal(429);
+    await s.close();
+    let t: RpcSocket | undefined;
+    while (t === undefined) {
+      t = await RpcSocket.open(`${wsUrl(other.url)}/l1`, { headers: { apikey: value } }).catch(() => undefined);
+      if (t === undefined) await new Promise((r) => setTimeout(r, 20));
+    }
+    // A revocation through one instance closes the socket held on the other.
+    await stack.gateway.keys.revoke(id);
+    expect((await t.closed).code).to.equal(1008);
   });
 
   it('adds up usage from both instances', async () => {

@@ -13,6 +13,7 @@ const tier = (over: Partial<TierConfig>): TierConfig => ({
   maxBatch: 100,
   archive: false,
   wsConnections: 1,
+  wsSubscriptions: 10,
   cacheHitsFree: false,
   ...over,
 });

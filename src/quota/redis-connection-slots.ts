@@ -1,0 +1,116 @@
+// Connection slots shared by every instance through Redis: one sorted set per key
+// whose members are live connections scored by when they lapse. An instance renews
+// its own connections on a heartbeat, so the slots of an instance that died lapse
+// by themselves. When Redis fails, the store's policy applies: fail-open counts in
+// this process with the cap divided by the instance count, fail-closed refuses.
+
+import type { Redis } from 'ioredis';
+import { GatewayError } from '../errors.js';
+import { MemoryConnectionSlots, type ConnectionSlots } from './connection-slots.js';
+
+/** A slot lapses this long after its last renewal; renewals come every third of it. */
+const LEASE_MS = 90_000;
+
+/** KEYS: the key's set. ARGV: now, lease end, slot id, cap. Returns 1 taken, 0 full. */
+const ACQUIRE = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ${LEASE_MS})
+return 1
+`;
+
+export interface RedisSlotsOptions {
+  readonly prefix: string;
+  readonly onFailure: 'fail-open' | 'fail-closed';
+  readonly instances: number;
+  readonly now?: () => number;
+  readonly onFallback?: (err: unknown) => void;
+}
+
+export class RedisConnectionSlots implements ConnectionSlots {
+  /** Slots this instance holds in Redis, renewed on the heartbeat: key id → slot ids. */
+  private readonly mine = new Map<string, Set<string>>();
+  /** Slots taken locally while Redis was away. */
+  private readonly local = new MemoryConnectionSlots();
+  private readonly localSlots = new Set<string>();
+  private readonly timer: NodeJS.Timeout;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly options: RedisSlotsOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+    this.timer = setInterval(() => void this.renew(), LEASE_MS / 3).unref();
+  }
+
+  private setKey(keyId: string): string {
+    return `${this.options.prefix}ws:${keyId}`;
+  }
+
+  async acquire(keyId: string, slot: string, cap: number): Promise<boolean> {
+    if (cap === Infinity) {
+      this.remember(keyId, slot);
+      return true;
+    }
+    const now = this.now();
+    let taken: number;
+    try {
+      taken = (await this.redis.eval(ACQUIRE, 1, this.setKey(keyId), now, now + LEASE_MS, slot, cap)) as number;
+    } catch (err) {
+      this.options.onFallback?.(err);
+      if (this.options.onFailure === 'fail-closed') {
+        throw new GatewayError('UNAVAILABLE', { message: 'Limits store unavailable', cause: err, headers: { 'retry-after': '1' } });
+      }
+      const ok = this.local.take(keyId, slot, Math.max(1, Math.floor(cap / this.options.instances)));
+      if (ok) this.localSlots.add(slot);
+      return ok;
+    }
+    if (taken !== 1) return false;
+    this.remember(keyId, slot);
+    return true;
+  }
+
+  private remember(keyId: string, slot: string): void {
+    let set = this.mine.get(keyId);
+    if (set === undefined) {
+      set = new Set();
+      this.mine.set(keyId, set);
+    }
+    set.add(slot);
+  }
+
+  release(keyId: string, slot: string): void {
+    if (this.localSlots.delete(slot)) {
+      this.local.release(keyId, slot);
+      return;
+    }
+    const set = this.mine.get(keyId);
+    set?.delete(slot);
+    if (set?.size === 0) this.mine.delete(keyId);
+    // Best effort: a slot whose removal is lost lapses with its lease.
+    this.redis.zrem(this.setKey(keyId), slot).catch(() => undefined);
+  }
+
+  /** Push every held slot's lease forward (one pipeline for all of them). */
+  private async renew(): Promise<void> {
+    if (this.mine.size === 0) return;
+    const until = this.now() + LEASE_MS;
+    const p = this.redis.pipeline();
+    for (const [keyId, slots] of this.mine) {
+      const k = this.setKey(keyId);
+      for (const s of slots) p.zadd(k, until, s);
+      p.pexpire(k, LEASE_MS);
+    }
+    await p.exec().catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    const p = this.redis.pipeline();
+    for (const [keyId, slots] of this.mine) p.zrem(this.setKey(keyId), ...slots);
+    this.mine.clear();
+    await p.exec().catch(() => undefined);
+  }
+}

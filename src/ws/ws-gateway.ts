@@ -1,0 +1,245 @@
+// WebSocket access on the traffic listener: an upgrade to a chain endpoint's path is
+// authenticated (key in the `apikey` query parameter or header), permitted and
+// counted against the tier's connection cap before it completes; anything refused
+// gets an HTTP answer in the error table's shape instead. Open connections are
+// pinged, rechecked when their key changes in the store, and closed on shutdown.
+
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { STATUS_CODES } from 'node:http';
+import { WebSocketServer } from 'ws';
+import { extractKey } from '../auth/extract.js';
+import { hashKey } from '../auth/key-format.js';
+import type { KeyCache } from '../auth/key-cache.js';
+import type { KeyMatch, KeyStore, StoreChange } from '../auth/key-store.js';
+import { outcomeOf, type CallAccess } from '../calls/access.js';
+import type { ChainRuntime } from '../chain-runtime.js';
+import type { ServerConfig } from '../config/types.js';
+import { GatewayError, isGatewayError } from '../errors.js';
+import { requestErrorText } from '../http/answers.js';
+import type { EndpointTable } from '../http/endpoints.js';
+import { normalizePath } from '../http/path.js';
+import type { Logger } from '../log.js';
+import type { Metrics, WsGauges } from '../metrics/metrics.js';
+import type { ConnectionSlots } from '../quota/connection-slots.js';
+import { WsSession } from './ws-session.js';
+
+export interface WsGatewayDeps {
+  readonly endpoints: () => EndpointTable<ChainRuntime>;
+  readonly runtime: (chain: string) => ChainRuntime | undefined;
+  readonly keys: KeyCache;
+  readonly store: KeyStore;
+  readonly slots: ConnectionSlots;
+  readonly access: CallAccess;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly now: () => number;
+  readonly draining: () => boolean;
+  /** Read when used, so a reload's limits apply to the next connection and sweep. */
+  readonly server: () => ServerConfig;
+}
+
+/** An HTTP answer on a socket whose upgrade is refused; the connection closes after it. */
+function refuse(socket: Duplex, err: GatewayError, style: 'jsonrpc' | 'rest'): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = requestErrorText(err, style, undefined, false);
+  const extra =
+    err.headers === undefined
+      ? ''
+      : Object.entries(err.headers)
+          .map(([k, v]) => `${k}: ${v}\r\n`)
+          .join('');
+  socket.end(
+    `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}connection: close\r\n\r\n${body}`,
+  );
+}
+
+export class WsGateway {
+  private readonly wss: WebSocketServer;
+  private readonly sessions = new Set<WsSession>();
+  private readonly perChain = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(private readonly deps: WsGatewayDeps) {
+    this.wss = new WebSocketServer({
+      noServer: true,
+      perMessageDeflate: false,
+      clientTracking: false,
+      maxPayload: deps.server().wsMaxMessageBytes,
+    });
+    deps.store.onChange((change) => this.recheck(change));
+    deps.metrics.watchWs(() => this.gauges());
+    this.schedule();
+  }
+
+  attach(server: Server): void {
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      socket.on('error', () => undefined);
+      this.upgrade(req, socket, head).catch((err: unknown) => {
+        this.deps.logger.error('WebSocket upgrade failed unexpectedly', { error: (err as Error).stack ?? String(err) });
+        refuse(socket, new GatewayError('UNAVAILABLE'), 'jsonrpc');
+      });
+    });
+  }
+
+  get connections(): number {
+    return this.sessions.size;
+  }
+
+  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const { deps } = this;
+    const server = deps.server();
+    if (deps.draining() || this.stopped) {
+      return refuse(
+        socket,
+        new GatewayError('UNAVAILABLE', { message: 'Gateway is shutting down', headers: { 'retry-after': '1' } }),
+        'jsonrpc',
+      );
+    }
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    let path: string;
+    try {
+      path = normalizePath(q < 0 ? url : url.slice(0, q), server.maxPathLength);
+    } catch (err) {
+      return refuse(socket, err as GatewayError, 'rest');
+    }
+    const routed = deps.endpoints().match(req.headers.host, path);
+    const chain = routed?.target;
+    if (chain === undefined || routed?.rest !== '/' || chain.handler.websocket === undefined) {
+      return refuse(socket, new GatewayError('ENDPOINT_NOT_FOUND', { message: 'No WebSocket endpoint at this address' }), 'rest');
+    }
+    let hash: string;
+    let match: KeyMatch;
+    try {
+      const { key } = extractKey(req.headers.apikey, q < 0 ? '' : url.slice(q + 1));
+      hash = hashKey(key);
+      match = await deps.keys.lookupHash(hash);
+    } catch (err) {
+      return this.refused(socket, chain, err);
+    }
+    delete req.headers.apikey;
+    const tier = deps.access.tierFor(match.record, chain);
+    if (isGatewayError(tier)) return this.refused(socket, chain, tier);
+    const slot = randomUUID();
+    let taken: boolean;
+    try {
+      taken = await deps.slots.acquire(match.record.id, slot, tier.wsConnections);
+    } catch (err) {
+      return this.refused(socket, chain, err);
+    }
+    if (!taken) {
+      deps.metrics.rejections.inc({ chain: chain.name, tier: tier.name, reason: 'connections' });
+      return this.refused(
+        socket,
+        chain,
+        new GatewayError('TOO_MANY_CONNECTIONS', {
+          message: `WebSocket connections of this key are at its tier's limit of ${tier.wsConnections}`,
+        }),
+      );
+    }
+    // The client may have gone while the key was looked up.
+    if (socket.destroyed || this.stopped) {
+      deps.slots.release(match.record.id, slot);
+      socket.destroy();
+      return;
+    }
+    this.wss.options.maxPayload = server.wsMaxMessageBytes;
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      const session = new WsSession(
+        ws,
+        {
+          access: deps.access,
+          runtime: deps.runtime,
+          metrics: deps.metrics,
+          logger: deps.logger,
+          now: deps.now,
+          requestTimeoutMs: () => deps.server().requestTimeoutMs,
+          ended: (s) => {
+            this.sessions.delete(s);
+            this.perChain.set(s.chain, (this.perChain.get(s.chain) ?? 1) - 1);
+            deps.slots.release(s.record.id, slot);
+            deps.logger.info('websocket closed', { event: 'ws_close', connection: s.id, chain: s.chain, keyId: s.record.id });
+          },
+        },
+        slot,
+        chain.name,
+        hash,
+        match,
+        req.headers,
+      );
+      this.sessions.add(session);
+      this.perChain.set(chain.name, (this.perChain.get(chain.name) ?? 0) + 1);
+      deps.logger.info('websocket opened', {
+        event: 'ws_open',
+        connection: slot,
+        chain: chain.name,
+        key: match.record.prefix,
+        keyId: match.record.id,
+      });
+    });
+  }
+
+  private refused(socket: Duplex, chain: ChainRuntime, err: unknown): void {
+    const e = isGatewayError(err) ? err : new GatewayError('UNAVAILABLE', { cause: err });
+    this.deps.metrics.requests.inc({ chain: chain.name, method: 'other', outcome: outcomeOf(e), transport: 'ws' });
+    refuse(socket, e, chain.handler.errorStyle);
+  }
+
+  /** A key changed in the store: its connections take the new record, or close if it no longer works. */
+  private recheck(change: StoreChange): void {
+    const all = 'all' in change;
+    const hashes = all ? undefined : new Set(change.hashes);
+    for (const s of this.sessions) {
+      if (!all && hashes?.has(s.hash) !== true) continue;
+      this.deps.keys.lookupHash(s.hash).then(
+        (m) => s.refresh(m),
+        (err: unknown) => {
+          // A store that is away says nothing about the key: keep serving it.
+          if (isGatewayError(err) && err.code === 'INVALID_KEY') s.refresh(undefined);
+        },
+      );
+    }
+  }
+
+  private schedule(): void {
+    this.timer = setTimeout(() => {
+      for (const s of this.sessions) s.sweep();
+      for (const rt of this.runtimes()) rt.subscriptions?.sweep();
+      if (!this.stopped) this.schedule();
+    }, this.deps.server().wsPingIntervalMs).unref();
+  }
+
+  private runtimes(): ChainRuntime[] {
+    const seen: ChainRuntime[] = [];
+    for (const name of this.perChain.keys()) {
+      const rt = this.deps.runtime(name);
+      if (rt !== undefined) seen.push(rt);
+    }
+    return seen;
+  }
+
+  private gauges(): WsGauges[] {
+    return this.runtimes().map((rt) => ({
+      chain: rt.name,
+      connections: this.perChain.get(rt.name) ?? 0,
+      subscriptions: rt.subscriptions?.subscriptions ?? 0,
+      nodeSubscriptions: rt.subscriptions?.nodeSubscriptions ?? 0,
+    }));
+  }
+
+  /** Shutdown: every connection is told the gateway is going away (1001). */
+  async close(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    const sessions = [...this.sessions];
+    for (const s of sessions) s.close(1001, 'Gateway shutting down');
+    await Promise.all(sessions.map((s) => s.done));
+    this.wss.close();
+  }
+}
