@@ -229,13 +229,17 @@ export class Gateway {
     return gw;
   }
 
-  /** Every chain endpoint's public URL, in config order. */
-  endpoints(): Array<{ chain: string; plugin: string; url: string }> {
-    return this.chains.map((c) => ({
-      chain: c.name,
-      plugin: c.config.plugin,
-      url: `${c.config.route.host !== undefined ? `http://${c.config.route.host}` : this.url}${c.config.route.path ?? ''}`,
-    }));
+  /** Every chain endpoint's public URL (and WebSocket URL where it serves one), in config order. */
+  endpoints(): Array<{ chain: string; plugin: string; url: string; ws: string | undefined }> {
+    return this.chains.map((c) => {
+      const url = `${c.config.route.host !== undefined ? `http://${c.config.route.host}` : this.url}${c.config.route.path ?? ''}`;
+      return {
+        chain: c.name,
+        plugin: c.config.plugin,
+        url,
+        ws: c.handler.websocket === undefined ? undefined : url.replace(/^http/, 'ws'),
+      };
+    });
   }
 
   /**

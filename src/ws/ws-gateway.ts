@@ -150,7 +150,13 @@ export class WsGateway {
       return;
     }
     this.wss.options.maxPayload = server.wsMaxMessageBytes;
+    // ws answers a malformed handshake itself (400) and never calls back: the slot goes back then.
+    let upgraded = false;
+    socket.once('close', () => {
+      if (!upgraded) deps.slots.release(match.record.id, slot);
+    });
     this.wss.handleUpgrade(req, socket, head, (ws) => {
+      upgraded = true;
       const session = new WsSession(
         ws,
         {
@@ -160,11 +166,11 @@ export class WsGateway {
           logger: deps.logger,
           now: deps.now,
           requestTimeoutMs: () => deps.server().requestTimeoutMs,
-          ended: (s) => {
+          ended: (s, code) => {
             this.sessions.delete(s);
             this.perChain.set(s.chain, (this.perChain.get(s.chain) ?? 1) - 1);
             deps.slots.release(s.record.id, slot);
-            deps.logger.info('websocket closed', { event: 'ws_close', connection: s.id, chain: s.chain, keyId: s.record.id });
+            deps.logger.info('websocket closed', { event: 'ws_close', connection: s.id, chain: s.chain, keyId: s.record.id, code });
           },
         },
         slot,

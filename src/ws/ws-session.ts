@@ -33,8 +33,8 @@ export interface SessionDeps {
   readonly logger: Logger;
   readonly now: () => number;
   readonly requestTimeoutMs: () => number;
-  /** Called once when the connection is over. */
-  readonly ended: (session: WsSession) => void;
+  /** Called once when the connection is over, with its close code. */
+  readonly ended: (session: WsSession, code: number) => void;
 }
 
 export class WsSession implements Subscriber {
@@ -125,7 +125,7 @@ export class WsSession implements Subscriber {
     for (const id of this.subs) hub?.unsubscribe(id);
     this.subs.clear();
     this.deps.metrics.wsCloses.inc({ chain: this.chain, code: CLOSE_CODES.has(code) ? String(code) : 'other' });
-    this.deps.ended(this);
+    this.deps.ended(this, code);
     this.markDone();
   }
 

@@ -7,6 +7,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
 import { DEFAULT_TIERS, get, rpc, startStack, type Stack } from '../support/harness.js';
 import { parseExposition, parsePromQl } from '../support/promql.js';
+import { RpcSocket, until, wsUrl } from '../support/ws-client.js';
 
 const GRAFANA = new URL('../../grafana/', import.meta.url);
 
@@ -72,6 +73,16 @@ describe('Grafana dashboards and alert rules', function () {
     await stack.devnet.node('l1-full-1').clearFaults();
     const tiny = await stack.createKey('tiny');
     for (let i = 0; i < 3; i++) await rpc(stack.url('/l1'), call, { apikey: tiny.value });
+    // WebSocket: a subscription sees a head, moves when its node dies, and closes.
+    const socket = await RpcSocket.open(`${wsUrl(stack.gateway.url)}/l1`, { headers: h });
+    const sub = (await socket.call('eth_subscribe', ['newHeads'])).result;
+    stack.devnet.chains.get('l1')?.advance();
+    await socket.note(sub);
+    const carrier = [...stack.devnet.nodes.values()].find((n) => n.received.some((r) => r.method === 'WS'));
+    await carrier?.setFaults({ down: true });
+    await until(() => [...stack.devnet.nodes.values()].filter((n) => n.received.some((r) => r.method === 'WS')).length === 2);
+    await carrier?.clearFaults();
+    await socket.close();
     await stack.gateway.reload();
     for (const rt of stack.gateway.runtimes()) await rt.prober.probeAll();
     exported = parseExposition((await get(stack.admin('/metrics'))).text);
@@ -142,6 +153,7 @@ describe('Grafana dashboards and alert rules', function () {
       'NoderouterRateLimitSurge',
       'NoderouterConfigReloadFailed',
       'NoderouterStoreDown',
+      'NoderouterSubscriptionsDropped',
     ]);
     for (const [alert, expr] of rules) check(alert, expr);
   });

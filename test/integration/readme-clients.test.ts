@@ -31,8 +31,15 @@ describe('README client examples', function () {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('has an example for viem, ethers, cosmjs and the Sui SDK', () => {
-    for (const lib of ["from 'viem'", "from 'ethers'", "from '@cosmjs/tendermint-rpc'", "from '@mysten/sui/client'"]) {
+  it('has an example for viem, ethers, cosmjs, the Sui SDK and WebSocket', () => {
+    for (const lib of [
+      "from 'viem'",
+      "from 'ethers'",
+      "from '@cosmjs/tendermint-rpc'",
+      "from '@mysten/sui/client'",
+      "from 'ws'",
+      'webSocket(',
+    ]) {
       expect(
         blocks.some((b) => b.includes(lib)),
         lib,
@@ -41,6 +48,16 @@ describe('README client examples', function () {
   });
 
   it('runs every example as written', async () => {
+    // New blocks keep coming, so the WebSocket examples see heads.
+    const miner = setInterval(() => stack.devnet.chains.get('l1')?.advance(), 100);
+    try {
+      await runAll();
+    } finally {
+      clearInterval(miner);
+    }
+  });
+
+  async function runAll(): Promise<void> {
     for (const [i, code] of blocks.entries()) {
       const file = join(dir, `example-${i}.mts`);
       await writeFile(file, code);
@@ -51,5 +68,5 @@ describe('README client examples', function () {
       expect(stdout.trim(), code).to.not.equal('');
       expect(stdout, code).to.not.match(/error/i);
     }
-  });
+  }
 });

@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import WebSocket from 'ws';
 import type { ChainRuntime } from '../../src/chain-runtime.js';
 import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
+import { rawRequest } from '../support/raw-http.js';
 import { RpcSocket, refusal, until, wsUrl } from '../support/ws-client.js';
 
 const L1: ChainSpec = {
@@ -130,6 +131,24 @@ describe('WebSocket', function () {
       await until(async () => (await metric(stack, /noderouter_ws_connections\{chain="l1"\} (\d+)/)) === 0);
       const again = await connect('/l1', value);
       expect((await again.call('eth_chainId')).result).to.equal('0x1');
+    });
+  });
+
+  it('gives the connection slot back when a malformed handshake is refused', async () => {
+    const { value } = await stack.createKey('free');
+    const port = new URL(stack.gateway.url).port;
+    for (let i = 0; i < 3; i++) {
+      // No Sec-WebSocket-Key: ws refuses the handshake after the key was accepted.
+      const r = await rawRequest(
+        stack.gateway.url,
+        `GET /l1 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\napikey: ${value}\r\n\r\n`,
+      );
+      expect(r.status).to.equal(400);
+    }
+    await until(async () => {
+      const s = await RpcSocket.open(`${url}/l1`, { headers: { apikey: value } }).catch(() => undefined);
+      if (s !== undefined) open.push(s);
+      return s !== undefined;
     });
   });
 
