@@ -338,6 +338,15 @@ describe('WebSocket', function () {
       expect(mute.ws.readyState).to.equal(WebSocket.OPEN);
     });
 
+    it('counts calls over WebSocket in the key’s usage, once each', async () => {
+      const { id, value } = await stack.createKey('enterprise');
+      const s = await connect('/l1', value);
+      await s.call('eth_blockNumber');
+      await s.send('[{"jsonrpc":"2.0","id":"x","method":"eth_chainId"},{"jsonrpc":"2.0","id":"y","method":"eth_chainId"}]', '"x"');
+      const rows = await stack.gateway.limiter.usage(id);
+      expect(rows.map((r) => [r.chain, r.calls])).to.deep.equal([['l1', 3]]);
+    });
+
     it('counts both transports in the metrics', async () => {
       const s = await connect('/l1', stack.key);
       await s.call('eth_chainId');
