@@ -4,6 +4,7 @@
 // pings, metrics and shutdown. Probes run by hand; time is a clock the test moves.
 
 import { expect } from 'chai';
+import { readFile, writeFile } from 'node:fs/promises';
 import WebSocket from 'ws';
 import type { ChainRuntime } from '../../src/chain-runtime.js';
 import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
@@ -277,6 +278,36 @@ describe('WebSocket', function () {
       chain?.advance();
       const { note } = await s.note(id, from);
       expect((note.params.result as { number: string }).number).to.equal(`0x${(chain?.height() ?? 0).toString(16)}`);
+    });
+
+    it('keeps subscriptions across a reload, moving those whose node left the config', async () => {
+      const s = await connect('/l1', stack.key);
+      const id = (await s.call('eth_subscribe', ['newHeads'])).result;
+      const [carrier] = subscribedOn(stack);
+      const original = await readFile(stack.configFile, 'utf8');
+      try {
+        // The same nodes with other settings: the runtime is new, its nodes and sockets are kept.
+        await writeFile(stack.configFile, original.replace('maxLag: 3,', 'maxLag: 4,'));
+        expect(await stack.gateway.reload()).to.equal(true);
+        let from = s.notes.length;
+        stack.devnet.chains.get('l1')?.advance();
+        expect((await s.note(id, from)).note.params.subscription).to.equal(id);
+        expect(subscribedOn(stack)).to.deep.equal([carrier]);
+        // The carrier leaves the config: its subscriptions move to a node that stayed.
+        const without = original
+          .split('\n')
+          .filter((l) => !l.includes(`name: ${carrier as string},`))
+          .join('\n');
+        await writeFile(stack.configFile, without);
+        expect(await stack.gateway.reload()).to.equal(true);
+        await until(() => subscribedOn(stack).length === 2);
+        from = s.notes.length;
+        stack.devnet.chains.get('l1')?.advance();
+        expect((await s.note(id, from)).note.params.subscription).to.equal(id);
+      } finally {
+        await writeFile(stack.configFile, original);
+        await stack.gateway.reload();
+      }
     });
 
     it('closes with 1013 when no node is left to carry a subscription', async () => {
