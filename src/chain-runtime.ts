@@ -43,6 +43,8 @@ export interface ChainRuntime {
   readonly cache: ResponseCache | undefined;
   /** Node subscriptions of WebSocket clients; undefined when the plugin serves no WebSocket. */
   readonly subscriptions: SubscriptionHub | undefined;
+  /** Requests being answered right now (the in-flight gauge reads it). */
+  readonly load: { inFlight: number };
 }
 
 /** Same nodes and breakers: a reload may keep the live nodes with their state. */
@@ -90,7 +92,7 @@ export function createChainRuntime(
     store === undefined
       ? undefined
       : new ResponseCache(config.name, store, {
-          lookup: (chain, hit) => metrics.cacheLookups.inc({ chain, result: hit ? 'hit' : 'miss' }),
+          lookup: (chain, hit) => metrics.cacheLookups.add(1, chain, hit ? 'hit' : 'miss'),
           coalesced: (chain) => metrics.coalesced.inc({ chain }),
         });
   const subscriptions =
@@ -119,14 +121,14 @@ export function createChainRuntime(
   });
   const forwarder = new Forwarder(pool, handler, {
     upstream(p, node, outcome, seconds) {
-      metrics.upstream.inc({ chain: p.chain, node: node.name, outcome });
-      metrics.upstreamDuration.observe({ chain: p.chain, node: node.name }, seconds);
+      metrics.upstream.add(1, p.chain, node.name, outcome);
+      metrics.upstreamDuration.record(seconds, p.chain, node.name);
     },
     retry(p, reason) {
       metrics.retries.inc({ chain: p.chain, reason });
     },
   });
-  return { name: config.name, config, handler, pool, prober, forwarder, cache, subscriptions };
+  return { name: config.name, config, handler, pool, prober, forwarder, cache, subscriptions, load: { inFlight: 0 } };
 }
 
 /**

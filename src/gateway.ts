@@ -144,6 +144,7 @@ export class Gateway {
       ),
     );
     metrics.watchPools(() => gw.chains.map((c) => c.pool));
+    metrics.watchInFlight(() => gw.chains.map((c) => [c.name, c.load.inFlight] as const));
 
     const keyCache = new KeyCache(
       store,
@@ -153,7 +154,7 @@ export class Gateway {
         negativeTtlMs: config.keys.negativeTtlMs,
         onStoreError: config.store.onFailure,
       },
-      { hit: () => metrics.keyCache.inc({ result: 'hit' }), miss: () => metrics.keyCache.inc({ result: 'miss' }) },
+      { hit: () => metrics.keyCache.add(1, 'hit'), miss: () => metrics.keyCache.add(1, 'miss') },
       now,
     );
     const pipeline = new Pipeline({

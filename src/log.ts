@@ -10,6 +10,23 @@ const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 
 
 export type LogFields = Record<string, string | number | boolean | undefined | null>;
 
+/** The fields of one request's line (info level), in the order they are written. */
+export interface RequestLogFields {
+  readonly requestId: string;
+  /** Absent for HTTP, the most common transport. */
+  readonly transport?: string;
+  readonly chain: string;
+  readonly method: string;
+  readonly node: string | undefined;
+  readonly attempts: number;
+  readonly status?: number;
+  readonly outcome: string;
+  readonly ms: number;
+  /** The key's prefix, never its value. */
+  readonly key: string | undefined;
+  readonly keyId: string | undefined;
+}
+
 export interface Logger {
   level: LogLevel;
   enabled(level: Exclude<LogLevel, 'silent'>): boolean;
@@ -17,6 +34,36 @@ export interface Logger {
   info(msg: string, fields?: LogFields): void;
   warn(msg: string, fields?: LogFields): void;
   error(msg: string, fields?: LogFields): void;
+  /** One request's line at info level, written without building an object per request. */
+  request(fields: RequestLogFields): void;
+}
+
+// Only quotes, backslashes, control characters and lone surrogates need JSON escaping;
+// the fields of a request line (names, labels, ids) almost never hold any.
+// eslint-disable-next-line no-control-regex -- control characters are exactly what must be escaped
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+const str = (s: string): string => (NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`);
+const optional = (name: string, v: string | undefined): string => (v === undefined ? '' : `,"${name}":${str(v)}`);
+
+let lastMs = 0;
+let lastIso = '';
+/** The time of a line; one Date per millisecond, not per line. */
+function isoNow(): string {
+  const t = Date.now();
+  if (t !== lastMs) {
+    lastMs = t;
+    lastIso = new Date(t).toISOString();
+  }
+  return lastIso;
+}
+
+function requestLine(f: RequestLogFields): string {
+  return (
+    `{"time":"${isoNow()}","level":"info","msg":"request","requestId":${str(f.requestId)}` +
+    `${optional('transport', f.transport)},"chain":${str(f.chain)},"method":${str(f.method)}${optional('node', f.node)}` +
+    `,"attempts":${f.attempts}${f.status === undefined ? '' : `,"status":${f.status}`},"outcome":${str(f.outcome)}` +
+    `,"ms":${f.ms}${optional('key', f.key)}${optional('keyId', f.keyId)}}\n`
+  );
 }
 
 /** Lines still gathered when the process exits are written then (one handler for all loggers). */
@@ -35,13 +82,16 @@ export function createLogger(level: LogLevel, out: { write(s: string): unknown }
     if (text !== '') out.write(text);
   };
   flushers.add(flush);
-  const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: LogFields): void => {
-    if (ORDER[lvl] < ORDER[logger.level]) return;
-    pending += `${JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields })}\n`;
+  const append = (line: string): void => {
+    pending += line;
     if (!scheduled) {
       scheduled = true;
       setImmediate(flush);
     }
+  };
+  const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: LogFields): void => {
+    if (ORDER[lvl] < ORDER[logger.level]) return;
+    append(`${JSON.stringify({ time: isoNow(), level: lvl, msg, ...fields })}\n`);
   };
   const logger: Logger = {
     level,
@@ -50,6 +100,9 @@ export function createLogger(level: LogLevel, out: { write(s: string): unknown }
     info: (m, f) => write('info', m, f),
     warn: (m, f) => write('warn', m, f),
     error: (m, f) => write('error', m, f),
+    request: (f) => {
+      if (ORDER.info >= ORDER[logger.level]) append(requestLine(f));
+    },
   };
   return logger;
 }

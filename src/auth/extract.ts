@@ -21,7 +21,8 @@ function addCandidate(found: string | undefined, value: string): string {
 /** Throws MISSING_KEY, CONFLICTING_KEYS or INVALID_KEY (malformed: never looked up). */
 export function extractKey(header: string | string[] | undefined, query: string): ExtractedKey {
   let key: string | undefined;
-  if (header !== undefined) {
+  if (typeof header === 'string' && !header.includes(',')) key = header.trim();
+  else if (header !== undefined) {
     const values = Array.isArray(header) ? header : [header];
     for (const v of values) {
       // Node joins repeated unknown headers with ", ".

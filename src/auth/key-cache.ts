@@ -51,13 +51,25 @@ export class KeyCache {
    * connections keep the hash, never the key, and ask again when the store changes).
    */
   async lookupHash(hash: string): Promise<KeyMatch> {
-    let entry = this.lru.get(hash);
-    if (entry === undefined) {
-      this.events.miss?.();
-      entry = await this.load(hash);
-    } else {
-      this.events.hit?.();
-    }
+    const cached = this.peekHash(hash);
+    if (cached !== undefined) return cached;
+    this.events.miss?.();
+    return this.check(await this.load(hash));
+  }
+
+  /**
+   * The cached answer for a hash without waiting: the match, or undefined when the
+   * store must be asked (lookupHash). Throws INVALID_KEY like lookupHash. Most
+   * requests end here, with no promise at all.
+   */
+  peekHash(hash: string): KeyMatch | undefined {
+    const entry = this.lru.get(hash);
+    if (entry === undefined) return undefined;
+    this.events.hit?.();
+    return this.check(entry);
+  }
+
+  private check(entry: Entry): KeyMatch {
     if (entry === UNKNOWN) throw new GatewayError('INVALID_KEY');
     const now = this.now();
     if (now >= entry.validUntil || keyState(entry.record, now) !== 'active') throw new GatewayError('INVALID_KEY');

@@ -2,7 +2,7 @@
 // the SHA-256 of a key is ever stored; the first characters are kept as a prefix so
 // a person can recognise a key without it being usable.
 
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export const KEY_PREFIX = 'nrk_';
 const BODY_LENGTH = 32;
@@ -29,8 +29,9 @@ export function generateId(kind: string): string {
   return `${kind}_${randomBase62(12)}`;
 }
 
+/** One-shot hashing: no Hash object per request (this runs on every call). */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** The recognisable, non-secret start of a key (e.g. `nrk_AbC1`). */

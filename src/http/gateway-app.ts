@@ -1,8 +1,11 @@
 // The Koa app for chain traffic: request id, endpoint lookup, then the pipeline.
 // `createGatewayApp` does no I/O, so tests can drive `app.callback()` directly.
-// The endpoint table is read through a function so a reload can swap it.
+// The endpoint table is read through a function so a reload can swap it. Koa's
+// own response handling is skipped (ctx.respond = false): the pipeline's answer is
+// written once, straight to the Node response, which is the cheapest way out.
 
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import Koa from 'koa';
 import type { ChainRuntime } from '../chain-runtime.js';
 import { GatewayError, isGatewayError } from '../errors.js';
@@ -10,6 +13,7 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { restErrorText } from './answers.js';
 import type { EndpointTable } from './endpoints.js';
+import { HttpAnswer } from './http-answer.js';
 import { normalizePath } from './path.js';
 import { outcomeOf, type Pipeline, type RequestOutcome } from './pipeline.js';
 
@@ -26,6 +30,15 @@ export interface GatewayAppDeps {
   readonly maxPathLength: () => number;
 }
 
+/** A refusal before any chain endpoint is involved, in the REST error shape. */
+function refuse(res: ServerResponse, requestId: string, e: GatewayError, extra: string[] = []): void {
+  const out = new HttpAnswer();
+  out.headers.push('x-request-id', requestId, ...extra);
+  out.status = e.status;
+  out.body = restErrorText(e);
+  out.send(res);
+}
+
 export function createGatewayApp(deps: GatewayAppDeps): Koa {
   const app = new Koa();
   app.silent = true;
@@ -33,72 +46,65 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa {
   const { metrics, logger } = deps;
 
   app.use(async (ctx) => {
+    ctx.respond = false;
+    const { req, res } = ctx;
     const started = performance.now();
-    const given = ctx.req.headers['x-request-id'];
+    const given = req.headers['x-request-id'];
     const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    ctx.set('x-request-id', requestId);
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
     let path: string;
     try {
-      path = normalizePath(ctx.path, deps.maxPathLength());
+      path = normalizePath(q < 0 ? url : url.slice(0, q), deps.maxPathLength());
     } catch (err) {
-      const e = err as GatewayError;
-      ctx.status = e.status;
-      ctx.type = 'application/json';
-      ctx.body = restErrorText(e);
-      return;
+      return refuse(res, requestId, err as GatewayError);
     }
-    const routed = deps.endpoints().match(ctx.req.headers.host, path);
-    if (routed === undefined) {
-      const e = new GatewayError('ENDPOINT_NOT_FOUND');
-      ctx.status = e.status;
-      ctx.type = 'application/json';
-      ctx.body = restErrorText(e);
-      return;
-    }
+    const routed = deps.endpoints().match(req.headers.host, path);
+    if (routed === undefined) return refuse(res, requestId, new GatewayError('ENDPOINT_NOT_FOUND'));
     if (deps.draining()) {
-      const e = new GatewayError('UNAVAILABLE', { message: 'Gateway is shutting down' });
-      ctx.status = e.status;
-      ctx.set('connection', 'close');
-      ctx.set('retry-after', '1');
-      ctx.type = 'application/json';
-      ctx.body = restErrorText(e);
-      return;
+      return refuse(res, requestId, new GatewayError('UNAVAILABLE', { message: 'Gateway is shutting down' }), [
+        'connection',
+        'close',
+        'retry-after',
+        '1',
+      ]);
     }
     const chain = routed.target;
     const result: RequestOutcome = { label: 'other', outcome: 'ok', key: undefined, node: undefined, attempts: 0 };
-    const gauge = metrics.inFlight.labels(chain.name);
-    gauge.inc();
+    let out = new HttpAnswer();
+    out.headers.push('x-request-id', requestId);
+    chain.load.inFlight++;
     try {
-      await deps.pipeline.handle(ctx, chain, routed.rest, result);
+      await deps.pipeline.handle(req, q < 0 ? '' : url.slice(q + 1), chain, routed.rest, result, out);
     } catch (err) {
       // A bug, not a client's doing: answer 502 in the endpoint's style and log it.
       const e = isGatewayError(err) ? err : new GatewayError('UPSTREAM_FAILED', { cause: err });
       result.outcome = outcomeOf(e);
-      ctx.status = e.status;
-      ctx.type = 'application/json';
-      ctx.body = restErrorText(e);
+      out = new HttpAnswer();
+      out.headers.push('x-request-id', requestId);
+      out.status = e.status;
+      out.body = restErrorText(e);
       logger.error('request failed unexpectedly', { requestId, chain: chain.name, error: (err as Error).stack ?? String(err) });
-    } finally {
-      // Answers finishing during a drain close their connection, so the drain ends.
-      if (deps.draining()) ctx.set('connection', 'close');
-      gauge.dec();
-      const seconds = (performance.now() - started) / 1000;
-      metrics.requests.inc({ chain: chain.name, method: result.label, outcome: result.outcome, transport: 'http' });
-      metrics.duration.observe({ chain: chain.name, method: result.label, outcome: result.outcome }, seconds);
-      if (logger.enabled('info')) {
-        logger.info('request', {
-          requestId,
-          chain: chain.name,
-          method: result.label,
-          node: result.node,
-          attempts: result.attempts,
-          status: ctx.status,
-          outcome: result.outcome,
-          ms: Math.round(seconds * 1e4) / 10,
-          key: result.key?.prefix,
-          keyId: result.key?.id,
-        });
-      }
+    }
+    // Answers finishing during a drain close their connection, so the drain ends.
+    if (deps.draining()) out.set('connection', 'close');
+    out.send(res);
+    chain.load.inFlight--;
+    const seconds = (performance.now() - started) / 1000;
+    metrics.observeRequest(chain.name, result.label, result.outcome, 'http', seconds);
+    if (logger.enabled('info')) {
+      logger.request({
+        requestId,
+        chain: chain.name,
+        method: result.label,
+        node: result.node,
+        attempts: result.attempts,
+        status: out.status,
+        outcome: result.outcome,
+        ms: Math.round(seconds * 1e4) / 10,
+        key: result.key?.prefix,
+        keyId: result.key?.id,
+      });
     }
   });
   return app;

@@ -1,11 +1,12 @@
-// The request path for chain traffic, after the endpoint is known:
+// The request path for chain traffic over HTTP, after the endpoint is known:
 // key → body → plugin.parse → permissions → plugin.classify → admission → forward →
-// answer. Koa is only the carrier: this module reads ctx.req and writes ctx.status,
-// headers and body, and nothing downstream sees the koa context.
+// answer. It reads the Node request and fills an HttpAnswer; the app writes it.
+// Nothing here knows Koa, and nothing downstream sees the request.
 
-import type { Context } from 'koa';
+import type { IncomingMessage } from 'node:http';
 import type { KeyCache } from '../auth/key-cache.js';
 import { extractKey, type ExtractedKey } from '../auth/extract.js';
+import { hashKey } from '../auth/key-format.js';
 import type { KeyRecord } from '../auth/key-store.js';
 import { CallAccess, outcomeOf } from '../calls/access.js';
 import { answerJsonRpc, type RequestOutcome, type RpcAnswer } from '../calls/jsonrpc-calls.js';
@@ -20,6 +21,7 @@ import type { Admission } from '../quota/admission.js';
 import type { Limiter } from '../quota/limiter.js';
 import { readBody } from './body.js';
 import { requestErrorText, restErrorText } from './answers.js';
+import type { HttpAnswer } from './http-answer.js';
 
 export { outcomeOf, type RequestOutcome };
 
@@ -37,22 +39,21 @@ export interface PipelineDeps {
   touch(keyId: string, at: number): void;
 }
 
-export function setRateHeaders(ctx: Context, admission: Admission | undefined): void {
+export function setRateHeaders(out: HttpAnswer, admission: Admission | undefined): void {
   const h = admission?.headers;
   if (h === undefined) return;
-  ctx.set('ratelimit-limit', String(h.limit));
-  ctx.set('ratelimit-remaining', String(h.remaining));
-  ctx.set('ratelimit-reset', String(h.reset));
-  if (admission !== undefined && !admission.allowed) ctx.set('retry-after', String(admission.retryAfter));
+  out.set('ratelimit-limit', String(h.limit));
+  out.set('ratelimit-remaining', String(h.remaining));
+  out.set('ratelimit-reset', String(h.reset));
+  if (admission !== undefined && !admission.allowed) out.set('retry-after', String(admission.retryAfter));
 }
 
-function writeAnswer(ctx: Context, a: RpcAnswer): void {
-  setRateHeaders(ctx, a.admission);
-  if (a.cache !== undefined) ctx.set('x-cache', a.cache);
-  if (a.headers !== undefined) for (const [k, v] of Object.entries(a.headers)) ctx.set(k, v);
-  ctx.status = a.status;
-  ctx.type = 'application/json';
-  ctx.body = a.body;
+function writeAnswer(out: HttpAnswer, a: RpcAnswer): void {
+  setRateHeaders(out, a.admission);
+  if (a.cache !== undefined) out.set('x-cache', a.cache);
+  if (a.headers !== undefined) for (const k in a.headers) out.set(k, a.headers[k] as string);
+  out.status = a.status;
+  out.body = a.body;
 }
 
 export class Pipeline {
@@ -61,11 +62,11 @@ export class Pipeline {
   constructor(private readonly deps: PipelineDeps) {
     this.access = new CallAccess({ limiter: deps.limiter, tiers: deps.tiers, metrics: deps.metrics });
   }
-  private fail(ctx: Context, err: GatewayError, body: string): void {
-    ctx.status = err.status;
-    if (err.headers !== undefined) for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
-    ctx.type = 'application/json';
-    ctx.body = body;
+
+  private fail(out: HttpAnswer, err: GatewayError, body: string): void {
+    out.status = err.status;
+    if (err.headers !== undefined) for (const k in err.headers) out.set(k, err.headers[k] as string);
+    out.body = body;
   }
 
   /** Ids for an error answer before the body was accepted: best effort, never throws. */
@@ -79,14 +80,21 @@ export class Pipeline {
     return { items: undefined, batch: false };
   }
 
-  async handle(ctx: Context, chain: ChainRuntime, rest: string, result: RequestOutcome): Promise<void> {
+  /** `query` is the raw query string without '?'. */
+  async handle(
+    req: IncomingMessage,
+    query: string,
+    chain: ChainRuntime,
+    rest: string,
+    result: RequestOutcome,
+    out: HttpAnswer,
+  ): Promise<void> {
     const { deps } = this;
-    const req = ctx.req;
     const style = chain.handler.errorStyle;
     let extracted: ExtractedKey | undefined;
     let keyError: GatewayError | undefined;
     try {
-      extracted = extractKey(req.headers.apikey, ctx.querystring);
+      extracted = extractKey(req.headers.apikey, query);
     } catch (err) {
       keyError = err as GatewayError;
     }
@@ -99,15 +107,16 @@ export class Pipeline {
     } catch (err) {
       const e = err as GatewayError;
       result.outcome = outcomeOf(e);
-      ctx.set('connection', 'close');
-      return this.fail(ctx, e, requestErrorText(e, style, undefined, false));
+      out.set('connection', 'close');
+      return this.fail(out, e, requestErrorText(e, style, undefined, false));
     }
     const inbound: InboundRequest = { method: req.method ?? 'GET', path: rest, query: extracted?.query ?? '', headers: req.headers, body };
 
     let record: KeyRecord | undefined;
     if (keyError === undefined) {
       try {
-        record = await deps.keys.lookup((extracted as ExtractedKey).key);
+        const hash = hashKey((extracted as ExtractedKey).key);
+        record = (deps.keys.peekHash(hash) ?? (await deps.keys.lookupHash(hash))).record;
       } catch (err) {
         keyError = err as GatewayError;
       }
@@ -116,7 +125,7 @@ export class Pipeline {
       const e = keyError ?? new GatewayError('INVALID_KEY');
       result.outcome = outcomeOf(e);
       const { items, batch } = this.idsFor(chain, inbound);
-      return this.fail(ctx, e, requestErrorText(e, style, items, batch));
+      return this.fail(out, e, requestErrorText(e, style, items, batch));
     }
     result.key = record;
     deps.touch(record.id, deps.now());
@@ -127,28 +136,28 @@ export class Pipeline {
     } catch (err) {
       const e = isGatewayError(err) ? err : new GatewayError('INVALID_REQUEST', { cause: err });
       result.outcome = outcomeOf(e);
-      return this.fail(ctx, e, requestErrorText(e, style, undefined, false));
+      return this.fail(out, e, requestErrorText(e, style, undefined, false));
     }
     if (parsed.kind === 'unsupported') {
       const e = new GatewayError(parsed.status === 405 ? 'HTTP_METHOD_NOT_ALLOWED' : 'ENDPOINT_NOT_FOUND', { message: parsed.message });
       result.outcome = outcomeOf(e);
-      return this.fail(ctx, e, requestErrorText(e, style, undefined, false));
+      return this.fail(out, e, requestErrorText(e, style, undefined, false));
     }
     const tier = this.access.tierFor(record, chain);
     if (isGatewayError(tier)) {
       result.outcome = outcomeOf(tier);
       const items = parsed.kind === 'jsonrpc' ? parsed.items : undefined;
-      return this.fail(ctx, tier, requestErrorText(tier, style, items, parsed.kind === 'jsonrpc' && parsed.batch));
+      return this.fail(out, tier, requestErrorText(tier, style, items, parsed.kind === 'jsonrpc' && parsed.batch));
     }
     if (parsed.kind === 'jsonrpc') {
       const deadline = Date.now() + deps.requestTimeoutMs;
-      return writeAnswer(ctx, await answerJsonRpc(this.access, chain, record, tier, parsed, result, deadline));
+      return writeAnswer(out, await answerJsonRpc(this.access, chain, record, tier, parsed, result, deadline));
     }
-    return this.passthrough(ctx, chain, record, tier, parsed, result);
+    return this.passthrough(out, chain, record, tier, parsed, result);
   }
 
   private async passthrough(
-    ctx: Context,
+    out: HttpAnswer,
     chain: ChainRuntime,
     record: KeyRecord,
     tier: TierConfig,
@@ -159,7 +168,7 @@ export class Pipeline {
     const routing = this.access.route(chain, record, tier, parsed.call);
     const refuse = (e: GatewayError): void => {
       result.outcome = outcomeOf(e);
-      this.fail(ctx, e, style === 'rest' ? restErrorText(e) : requestErrorText(e, style, undefined, false));
+      this.fail(out, e, style === 'rest' ? restErrorText(e) : requestErrorText(e, style, undefined, false));
     };
     if (isGatewayError(routing)) return refuse(routing);
     result.label = routing.label;
@@ -168,11 +177,11 @@ export class Pipeline {
     // The height is part of the call; the key, removed before parsing, never is.
     const key = cache?.key(`${up.path}\u0000${up.headers?.['x-cosmos-block-height'] ?? ''}`);
     const hit = key === undefined ? undefined : await cache?.get(key);
-    if (cache !== undefined) ctx.set('x-cache', hit === undefined ? 'MISS' : 'HIT');
+    if (cache !== undefined) out.set('x-cache', hit === undefined ? 'MISS' : 'HIT');
     const charge = hit !== undefined && tier.cacheHitsFree ? 0 : routing.cost;
     const admitted = charge > 0 ? await this.access.admit(chain, record, tier, charge) : undefined;
     if (isGatewayError(admitted)) return refuse(admitted);
-    setRateHeaders(ctx, admitted?.admission);
+    setRateHeaders(out, admitted?.admission);
     if (admitted?.error !== undefined) return refuse(admitted.error);
     try {
       const deadline = Date.now() + this.deps.requestTimeoutMs;
@@ -194,10 +203,10 @@ export class Pipeline {
       } else {
         reply = await fetch();
       }
-      ctx.status = reply.status;
-      ctx.type = reply.contentType ?? 'application/json';
-      if (reply.relayHeaders !== undefined) for (const [k, v] of Object.entries(reply.relayHeaders)) ctx.set(k, v);
-      ctx.body = reply.text;
+      out.status = reply.status;
+      if (reply.contentType !== undefined) out.type = reply.contentType;
+      if (reply.relayHeaders !== undefined) for (const k in reply.relayHeaders) out.set(k, reply.relayHeaders[k] as string);
+      out.body = reply.text;
       result.outcome = reply.status < 400 ? 'ok' : 'chain_error';
       if (reply.status >= 400) this.deps.limiter.countErrors(record.id, chain.name, 1);
     } catch (err) {

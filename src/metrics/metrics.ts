@@ -3,8 +3,9 @@
 // tier, reason): never a key, account, address or URL. Node state gauges are read
 // from the live pools at scrape time, so they are never stale or half-updated.
 
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { NodePool } from '../pool/pool.js';
+import { FastCounter, FastHistogram } from './fast-series.js';
 
 /** WebSocket state of one chain endpoint, read at scrape time. */
 export interface WsGauges {
@@ -21,42 +22,36 @@ export class Metrics {
   readonly registry = new Registry();
   private pools: () => Iterable<NodePool> = () => [];
 
-  readonly requests = new Counter({
-    name: 'noderouter_requests_total',
-    help: 'Client requests answered, by chain endpoint, method label (a batch: its first item), outcome (ok, chain_error or an error code) and transport.',
-    labelNames: ['chain', 'method', 'outcome', 'transport'] as const,
-    registers: [this.registry],
-  });
+  // Updated on every request: plain series, no label hashing (fast-series.ts).
+  readonly requests = new FastCounter(
+    'noderouter_requests_total',
+    'Client requests answered, by chain endpoint, method label (a batch: its first item), outcome (ok, chain_error or an error code) and transport (http, ws, grpc).',
+    ['chain', 'method', 'outcome', 'transport'],
+    this.registry,
+  );
 
-  readonly duration = new Histogram({
-    name: 'noderouter_request_duration_seconds',
-    help: 'Time from receiving a client request to answering it, by chain endpoint, method label (first item of a batch) and outcome.',
-    labelNames: ['chain', 'method', 'outcome'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly duration = new FastHistogram(
+    'noderouter_request_duration_seconds',
+    'Time from receiving a client request to answering it, by chain endpoint, method label (first item of a batch) and outcome.',
+    ['chain', 'method', 'outcome'],
+    LATENCY_BUCKETS,
+    this.registry,
+  );
 
-  readonly inFlight = new Gauge({
-    name: 'noderouter_requests_in_flight',
-    help: 'Client requests being handled right now, by chain endpoint.',
-    labelNames: ['chain'] as const,
-    registers: [this.registry],
-  });
+  readonly upstream = new FastCounter(
+    'noderouter_upstream_requests_total',
+    'Requests sent to nodes, by chain, node and outcome (ok, chain-error, pruned, failure, timeout, throttled).',
+    ['chain', 'node', 'outcome'],
+    this.registry,
+  );
 
-  readonly upstream = new Counter({
-    name: 'noderouter_upstream_requests_total',
-    help: 'Requests sent to nodes, by chain, node and outcome (ok, chain-error, pruned, failure, timeout, throttled).',
-    labelNames: ['chain', 'node', 'outcome'] as const,
-    registers: [this.registry],
-  });
-
-  readonly upstreamDuration = new Histogram({
-    name: 'noderouter_upstream_duration_seconds',
-    help: 'Time a node took to answer one request, by chain and node.',
-    labelNames: ['chain', 'node'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly upstreamDuration = new FastHistogram(
+    'noderouter_upstream_duration_seconds',
+    'Time a node took to answer one request, by chain and node.',
+    ['chain', 'node'],
+    LATENCY_BUCKETS,
+    this.registry,
+  );
 
   readonly retries = new Counter({
     name: 'noderouter_retries_total',
@@ -79,12 +74,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly keyCache = new Counter({
-    name: 'noderouter_key_cache_lookups_total',
-    help: 'API key lookups by the key cache, by result (hit or miss; a miss asks the store).',
-    labelNames: ['result'] as const,
-    registers: [this.registry],
-  });
+  readonly keyCache = new FastCounter(
+    'noderouter_key_cache_lookups_total',
+    'API key lookups by the key cache, by result (hit or miss; a miss asks the store).',
+    ['result'],
+    this.registry,
+  );
 
   readonly transitions = new Counter({
     name: 'noderouter_node_transitions_total',
@@ -121,12 +116,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly cacheLookups = new Counter({
-    name: 'noderouter_cache_lookups_total',
-    help: 'Response cache lookups of cacheable calls, by chain and result (hit or miss).',
-    labelNames: ['chain', 'result'] as const,
-    registers: [this.registry],
-  });
+  readonly cacheLookups = new FastCounter(
+    'noderouter_cache_lookups_total',
+    'Response cache lookups of cacheable calls, by chain and result (hit or miss).',
+    ['chain', 'result'],
+    this.registry,
+  );
 
   readonly coalesced = new Counter({
     name: 'noderouter_cache_coalesced_total',
@@ -157,6 +152,7 @@ export class Metrics {
   });
 
   private storeUp: () => boolean = () => true;
+  private inFlightNow: () => Iterable<readonly [string, number]> = () => [];
   private wsState: () => Iterable<WsGauges> = () => [];
   private cacheBytes: () => number = () => 0;
 
@@ -166,6 +162,17 @@ export class Metrics {
     const pools = (): Iterable<NodePool> => this.pools();
     const cacheBytes = (): number => this.cacheBytes();
     const wsState = (): Iterable<WsGauges> => this.wsState();
+    const inFlightNow = (): Iterable<readonly [string, number]> => this.inFlightNow();
+    new Gauge({
+      name: 'noderouter_requests_in_flight',
+      help: 'Client requests being handled right now, by chain endpoint.',
+      labelNames: ['chain'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [chain, n] of inFlightNow()) this.set({ chain }, n);
+      },
+    });
     const wsGauge = (name: string, help: string, read: (g: WsGauges) => number): void => {
       new Gauge({
         name,
@@ -231,6 +238,17 @@ export class Metrics {
     nodeGauge('noderouter_node_latency_ewma_seconds', 'Smoothed latency of successful calls per node (what least-latency uses).', (p) =>
       p.nodes.map((n) => [n.name, n.ewmaMs === undefined ? undefined : n.ewmaMs / 1000]),
     );
+  }
+
+  /** One answered client request, on any transport. */
+  observeRequest(chain: string, method: string, outcome: string, transport: string, seconds: number): void {
+    this.requests.add(1, chain, method, outcome, transport);
+    this.duration.record(seconds, chain, method, outcome);
+  }
+
+  /** Where the in-flight gauge reads from at scrape time: chain → requests being handled. */
+  watchInFlight(read: () => Iterable<readonly [string, number]>): void {
+    this.inFlightNow = read;
   }
 
   /** Where the WebSocket gauges read from at scrape time. */

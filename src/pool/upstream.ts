@@ -52,9 +52,82 @@ function classify(err: unknown): UpstreamError {
   return new UpstreamError('io', 'node connection failed', { cause: err });
 }
 
+/**
+ * Collects one answer straight from undici's dispatch callbacks: no response stream,
+ * no async iterator, one promise per call. Stops reading past the size cap.
+ */
+class AnswerCollector implements Dispatcher.DispatchHandler {
+  private status = 0;
+  private contentType: string | undefined;
+  private relay: Record<string, string> | undefined;
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private abort: ((err?: Error) => void) | undefined;
+  private failed = false;
+
+  constructor(
+    private readonly resolve: (reply: UpstreamReply) => void,
+    private readonly reject: (err: UpstreamError) => void,
+    private readonly options: UpstreamOptions,
+  ) {}
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+  }
+
+  onHeaders(statusCode: number, headers: Buffer[]): boolean {
+    // 1xx answers come before the real one.
+    if (statusCode < 200) return true;
+    this.status = statusCode;
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = (headers[i] as Buffer).toString('latin1').toLowerCase();
+      if (name === 'content-type') this.contentType = (headers[i + 1] as Buffer).toString('latin1');
+      else if (name === 'content-length') {
+        const declared = Number((headers[i + 1] as Buffer).toString('latin1'));
+        if (declared > this.options.maxResponseBytes) {
+          this.fail(new UpstreamError('too-large', `node answer of ${declared} bytes is over the cap`));
+          return false;
+        }
+      } else if (this.options.relayHeaders.includes(name)) (this.relay ??= {})[name] = (headers[i + 1] as Buffer).toString('latin1');
+    }
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.size += chunk.length;
+    if (this.size > this.options.maxResponseBytes) {
+      this.fail(new UpstreamError('too-large', 'node answer is over the cap'));
+      return false;
+    }
+    this.chunks.push(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    if (this.failed) return;
+    const { chunks } = this;
+    const text = chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks, this.size).toString('utf8');
+    this.resolve({ status: this.status, text, contentType: this.contentType, relayHeaders: this.relay });
+  }
+
+  onError(err: Error): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.reject(classify(err));
+  }
+
+  private fail(err: UpstreamError): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.reject(err);
+    this.abort?.(err);
+  }
+}
+
 export class UpstreamNode implements NodeClient {
   private readonly pool: Pool;
   private readonly basePath: string;
+  private readonly rootPath: string;
 
   constructor(
     readonly name: string,
@@ -64,12 +137,13 @@ export class UpstreamNode implements NodeClient {
   ) {
     const u = new URL(url);
     this.basePath = u.pathname === '/' ? '' : u.pathname.replace(/\/+$/, '');
+    this.rootPath = this.basePath === '' ? '/' : this.basePath;
     this.pool = new Pool(u.origin, { connections: options.connections, pipelining: 1, keepAliveTimeout: 30_000 });
   }
 
   /** POST a JSON body (a JSON-RPC item or batch) to the node's base path. */
   postJson(body: string, timeoutMs: number): Promise<UpstreamReply> {
-    return this.send('POST', this.basePath === '' ? '/' : this.basePath, JSON_HEADERS, body, timeoutMs);
+    return this.send('POST', this.rootPath, JSON_HEADERS, body, timeoutMs);
   }
 
   async request(req: UpstreamRequest, timeoutMs: number): Promise<{ status: number; text: string }> {
@@ -78,46 +152,21 @@ export class UpstreamNode implements NodeClient {
     return this.send(req.method, this.basePath + req.path, headers, req.body, timeoutMs);
   }
 
-  async send(
+  send(
     method: 'GET' | 'POST',
     path: string,
     headers: Readonly<Record<string, string>>,
     body: string | Buffer | undefined,
     timeoutMs: number,
   ): Promise<UpstreamReply> {
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await this.pool.request({ method, path, headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-    } catch (err) {
-      throw classify(err);
-    }
-    const declared = Number(res.headers['content-length']);
-    if (declared > this.options.maxResponseBytes) {
-      res.body.destroy();
-      throw new UpstreamError('too-large', `node answer of ${declared} bytes is over the cap`);
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      for await (const chunk of res.body) {
-        size += (chunk as Buffer).length;
-        if (size > this.options.maxResponseBytes) {
-          res.body.destroy();
-          throw new UpstreamError('too-large', 'node answer is over the cap');
-        }
-        chunks.push(chunk as Buffer);
+    return new Promise((resolve, reject) => {
+      const handler = new AnswerCollector(resolve, reject, this.options);
+      try {
+        this.pool.dispatch({ method, path, headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, handler);
+      } catch (err) {
+        reject(classify(err));
       }
-    } catch (err) {
-      throw classify(err);
-    }
-    const text = chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
-    const ct = res.headers['content-type'];
-    let relay: Record<string, string> | undefined;
-    for (const name of this.options.relayHeaders) {
-      const v = res.headers[name];
-      if (typeof v === 'string') (relay ??= {})[name] = v;
-    }
-    return { status: res.statusCode, text, contentType: typeof ct === 'string' ? ct : undefined, relayHeaders: relay };
+    });
   }
 
   close(): Promise<void> {

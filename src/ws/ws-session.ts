@@ -142,8 +142,7 @@ export class WsSession implements Subscriber {
     if (rt === undefined) return this.close(1001, 'Endpoint removed');
     const record = this.match.record;
     const result: RequestOutcome = { label: 'other', outcome: 'ok', key: record, node: undefined, attempts: 0 };
-    const gauge = this.deps.metrics.inFlight.labels(rt.name);
-    gauge.inc();
+    rt.load.inFlight++;
     this.inFlight++;
     try {
       const answer = await this.answer(rt, record, body, isBinary, result);
@@ -156,7 +155,7 @@ export class WsSession implements Subscriber {
         this.deps.logger.error('WebSocket call failed unexpectedly', { chain: rt.name, error: (err as Error).stack ?? String(err) });
     } finally {
       this.inFlight--;
-      gauge.dec();
+      rt.load.inFlight--;
       this.observe(rt, result, started);
     }
   }
@@ -244,10 +243,9 @@ export class WsSession implements Subscriber {
   private observe(rt: ChainRuntime, result: RequestOutcome, started: number): void {
     const { metrics, logger } = this.deps;
     const seconds = (performance.now() - started) / 1000;
-    metrics.requests.inc({ chain: rt.name, method: result.label, outcome: result.outcome, transport: 'ws' });
-    metrics.duration.observe({ chain: rt.name, method: result.label, outcome: result.outcome }, seconds);
+    metrics.observeRequest(rt.name, result.label, result.outcome, 'ws', seconds);
     if (logger.enabled('info')) {
-      logger.info('request', {
+      logger.request({
         requestId: `${this.id}:${++this.seq}`,
         transport: 'ws',
         chain: rt.name,
