@@ -11,6 +11,7 @@ const FAULT_KEYS: ReadonlySet<string> = new Set([
   'latencyMs',
   'errorRate',
   'hang',
+  'hold',
   'status',
   'html',
   'truncated',

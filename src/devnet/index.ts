@@ -48,6 +48,8 @@ export interface NodeFaults {
   latencyMs?: number;
   errorRate?: number;
   hang?: boolean;
+  /** Answers wait, and are given normally once the fault is cleared (tests line calls up). */
+  hold?: boolean;
   status?: number;
   html?: boolean;
   truncated?: boolean;

@@ -37,6 +37,7 @@ export class DevnetNodeServer implements NodeView {
   private faults: NodeFaults = {};
   private stalledAt: number | undefined;
   private readonly hung = new Set<ServerResponse>();
+  private held: Array<() => void> = [];
   private readonly sockets = new Set<Socket>();
   private port: number;
   private readonly wss = new WebSocketServer({ noServer: true });
@@ -112,6 +113,11 @@ export class DevnetNodeServer implements NodeView {
     if (f.hang !== true) {
       for (const res of this.hung) res.destroy();
       this.hung.clear();
+    }
+    if (f.hold !== true) {
+      const release = this.held;
+      this.held = [];
+      for (const answer of release) answer();
     }
     if (f.down === true && !wasDown) await this.stop();
     if (f.down !== true && wasDown) await this.listen();
@@ -221,6 +227,10 @@ export class DevnetNodeServer implements NodeView {
 
   private answer(req: IncomingMessage, res: ServerResponse, path: string, body: string): void {
     const f = this.faults;
+    if (f.hold === true) {
+      this.held.push(() => this.answer(req, res, path, body));
+      return;
+    }
     if (f.hang === true) {
       this.hung.add(res);
       res.on('close', () => this.hung.delete(res));

@@ -127,11 +127,15 @@ describe('response cache and coalescing', function () {
 
   it('lets 100 identical concurrent calls reach the node once, each answered with its own id', async () => {
     node().clearReceived();
-    await node().setFaults({ latencyMs: 200 });
+    // The node holds its answer until all 100 calls are in the gateway.
+    await node().setFaults({ hold: true });
     const head = stack.devnet.chains.get('l1')?.height() as number;
     const n = head - 30;
-    const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => rpc(stack.url('/l1'), block(n, `c${i}`), h)));
+    const pending = Promise.all(Array.from({ length: 100 }, (_, i) => rpc(stack.url('/l1'), block(n, `c${i}`), h)));
+    const rt = stack.gateway.runtimes().find((c) => c.name === 'l1');
+    while (rt?.load.inFlight !== 100) await new Promise((r) => setTimeout(r, 10));
     await node().clearFaults();
+    const answers = await pending;
     expect(calls('getBlockByNumber')).to.equal(1);
     answers.forEach((a, i) => {
       expect(a.status).to.equal(200);

@@ -51,13 +51,21 @@ describe('config reload', function () {
   });
 
   it('lets in-flight requests finish when their chain is replaced', async () => {
-    for (const n of ['l1-full-1', 'l1-full-2', 'l1-archive-1']) await stack.devnet.node(n).setFaults({ latencyMs: 300 });
+    for (const n of ['l1-full-1', 'l1-full-2', 'l1-archive-1']) await stack.devnet.node(n).setFaults({ hold: true });
     const pending = call('/l1');
-    await new Promise((r) => setTimeout(r, 50));
+    // The call is at a node, waiting, before the reload replaces its runtime.
+    const arrived = (): boolean =>
+      ['l1-full-1', 'l1-full-2', 'l1-archive-1'].some((n) => stack.devnet.node(n).received.some((r) => r.body.includes('blockNumber')));
+    while (!arrived()) await new Promise((r) => setTimeout(r, 10));
     const text = await readFile(stack.configFile, 'utf8');
     // Drop a node from l1: its runtime is rebuilt and the old one closes after draining.
     await writeFile(stack.configFile, text.replace(/ {6}- \{ name: l1-full-2,[^\n]*\n/, ''));
-    expect(await stack.gateway.reload()).to.equal(true);
+    // The old runtime closes once its call is answered: the reload ends after the release.
+    const reloaded = stack.gateway.reload();
+    const l1Nodes = (): number => stack.gateway.runtimes().find((c) => c.name === 'l1')?.pool.nodes.length ?? 0;
+    while (l1Nodes() !== 2) await new Promise((r) => setTimeout(r, 10));
+    for (const n of ['l1-full-1', 'l1-full-2', 'l1-archive-1']) await stack.devnet.node(n).clearFaults();
+    expect(await reloaded).to.equal(true);
     const res = await pending;
     expect(res.status).to.equal(200);
     expect(

@@ -60,12 +60,13 @@ describe('graceful shutdown', function () {
     await store.close();
 
     const { url, admin, child, exited } = await startServe(file);
-    await devnet.node('s-full-1').setFaults({ latencyMs: 600 });
+    await devnet.node('s-full-1').setFaults({ hold: true });
     const inflight = rpc(`${url}/l1`, { jsonrpc: '2.0', id: 7, method: 'eth_blockNumber' }, { apikey: value });
-    await new Promise((r) => setTimeout(r, 150));
+    // The call waits at the node while the gateway is told to stop.
+    while (!devnet.node('s-full-1').received.some((r) => r.body.includes('"id":7'))) await new Promise((r) => setTimeout(r, 10));
     child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 100));
-    expect((await get(`${admin}/health/ready`)).status).to.equal(503);
+    while ((await get(`${admin}/health/ready`)).status !== 503) await new Promise((r) => setTimeout(r, 10));
+    await devnet.node('s-full-1').clearFaults();
     const res = await inflight;
     expect(res.status).to.equal(200);
     expect((res.json as { id: number; result: string }).result).to.match(/^0x/);
