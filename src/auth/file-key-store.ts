@@ -2,7 +2,9 @@
 // indexed in memory by hash. The CLI and the gateway share the file: writes take a
 // lock and replace the file atomically; the gateway notices outside writes through a
 // directory watch, a one-second stat poll, and a stat on every unknown hash, so a key
-// created by the CLI works on its very first request.
+// created by the CLI works on its very first request. Last-use times change on every
+// request: they live in a small file of their own beside it, so the key file is only
+// rewritten when a key really changes.
 
 import { watch, type FSWatcher } from 'node:fs';
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
@@ -24,6 +26,11 @@ interface FileShape {
   keys: KeyRecord[];
 }
 
+/** Where last-use times are kept: `keys.json` → `keys.lastused.json`. */
+export function lastUsedPathFor(keyFile: string): string {
+  return keyFile.replace(/(\.json)?$/, '.lastused.json');
+}
+
 const POLL_MS = 1_000;
 const TOUCH_FLUSH_MS = 10_000;
 
@@ -33,17 +40,23 @@ export class FileKeyStore implements KeyStore {
   private mtimeMs = -1;
   private refreshing: Promise<void> | undefined;
   private readonly listeners: Array<(c: StoreChange) => void> = [];
-  private readonly touched = new Map<string, number>();
+  /** Last use per key id (epoch ms), from the side file and this process's requests. */
+  private readonly lastUsed = new Map<string, number>();
+  private touchedSinceFlush = false;
+  private readonly lastUsedPath: string;
   private watcher: FSWatcher | undefined;
   private timers: NodeJS.Timeout[] = [];
 
-  private constructor(readonly path: string) {}
+  private constructor(readonly path: string) {
+    this.lastUsedPath = lastUsedPathFor(path);
+  }
 
   /** Opens (creating when absent) the store. `live` watches for outside writes. */
   static async open(path: string, options: { live?: boolean } = {}): Promise<FileKeyStore> {
     const store = new FileKeyStore(path);
     await mkdir(dirname(path), { recursive: true });
     await store.refresh(true);
+    await store.readLastUsed();
     if (options.live === true) store.startWatching();
     return store;
   }
@@ -72,6 +85,25 @@ export class FileKeyStore implements KeyStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { shape: { version: 1, keys: [] }, mtimeMs: 0 };
       throw err;
     }
+  }
+
+  private async readLastUsed(): Promise<void> {
+    let data: { lastUsed?: Record<string, number> };
+    try {
+      data = JSON.parse(await readFile(this.lastUsedPath, 'utf8')) as { lastUsed?: Record<string, number> };
+    } catch {
+      // Absent or unreadable: last-use times are informative, never worth refusing to start.
+      return;
+    }
+    for (const [id, at] of Object.entries(data.lastUsed ?? {})) {
+      if (typeof at === 'number' && at > (this.lastUsed.get(id) ?? 0)) this.lastUsed.set(id, at);
+    }
+  }
+
+  /** A record as callers see it: with its last use merged in. */
+  private view(r: KeyRecord): KeyRecord {
+    const at = this.lastUsed.get(r.id);
+    return at === undefined ? r : { ...r, lastUsedAt: new Date(at).toISOString() };
   }
 
   private index(keys: readonly KeyRecord[]): void {
@@ -127,24 +159,33 @@ export class FileKeyStore implements KeyStore {
     return this.match(hash);
   }
 
-  /** Read-modify-write under the lock, from the file's current content. */
-  private async mutate<T>(fn: (keys: KeyRecord[]) => T): Promise<T> {
+  /**
+   * Read-modify-write under the lock, from the file's current content. `fn` returns
+   * its result and the records it changed; caches drop exactly their hashes.
+   */
+  private async mutate<T>(fn: (keys: KeyRecord[]) => [T, KeyRecord]): Promise<T> {
     return withFileLock(this.path, async () => {
       const { shape } = await this.readFileShape();
-      const result = fn(shape.keys);
+      const [result, changed] = fn(shape.keys);
       const tmp = `${this.path}.${process.pid}.tmp`;
       await writeFile(tmp, JSON.stringify(shape, null, 1), { mode: 0o600 });
       await rename(tmp, this.path);
+      const before = this.byId.get(changed.id);
       this.index(shape.keys);
       this.mtimeMs = (await stat(this.path)).mtimeMs;
-      this.emit({ all: true });
+      const hashes = new Set([changed.hash, ...changed.retired.map((r) => r.hash)]);
+      if (before !== undefined) for (const h of [before.hash, ...before.retired.map((r) => r.hash)]) hashes.add(h);
+      this.emit({ hashes: [...hashes] });
       return result;
     });
   }
 
   async create(input: NewKey): Promise<{ record: KeyRecord; value: string }> {
     const created = newKeyRecord(input);
-    await this.mutate((keys) => keys.push(created.record));
+    await this.mutate((keys) => {
+      keys.push(created.record);
+      return [undefined, created.record];
+    });
     return created;
   }
 
@@ -153,6 +194,7 @@ export class FileKeyStore implements KeyStore {
       const i = keys.findIndex((k) => k.id === record.id);
       if (i < 0) keys.push(record);
       else keys[i] = record;
+      return [undefined, record];
     });
   }
 
@@ -164,13 +206,17 @@ export class FileKeyStore implements KeyStore {
 
   async get(ref: string): Promise<KeyRecord | undefined> {
     await this.refreshIfChanged();
-    return this.byId.get(ref) ?? [...this.byId.values()].find((k) => k.prefix === ref);
+    if (this.timers.length === 0) await this.readLastUsed();
+    const r = this.byId.get(ref) ?? [...this.byId.values()].find((k) => k.prefix === ref);
+    return r === undefined ? undefined : this.view(r);
   }
 
   async list(filter: { account?: string } = {}): Promise<KeyRecord[]> {
     await this.refreshIfChanged();
+    // The CLI reads what the gateway last wrote; the gateway knows better already.
+    if (this.timers.length === 0) await this.readLastUsed();
     const all = [...this.byId.values()];
-    return filter.account === undefined ? all : all.filter((k) => k.account === filter.account);
+    return (filter.account === undefined ? all : all.filter((k) => k.account === filter.account)).map((r) => this.view(r));
   }
 
   async revoke(ref: string): Promise<KeyRecord> {
@@ -179,7 +225,7 @@ export class FileKeyStore implements KeyStore {
       const old = keys[i] as KeyRecord;
       const updated: KeyRecord = { ...old, revokedAt: old.revokedAt ?? new Date().toISOString() };
       keys[i] = updated;
-      return updated;
+      return [this.view(updated), updated];
     });
   }
 
@@ -188,27 +234,26 @@ export class FileKeyStore implements KeyStore {
       const i = this.find(keys, ref);
       const rotated = rotatedKeyRecord(keys[i] as KeyRecord, graceSeconds, Date.now());
       keys[i] = rotated.record;
-      return rotated;
+      return [{ record: this.view(rotated.record), value: rotated.value }, rotated.record];
     });
   }
 
   touch(id: string, at: number): void {
-    this.touched.set(id, at);
+    this.lastUsed.set(id, at);
+    this.touchedSinceFlush = true;
   }
 
+  /** Write the last-use times when requests changed them (one small file, atomically). */
   private async flushTouches(): Promise<void> {
-    if (this.touched.size === 0) return;
-    const pending = new Map(this.touched);
-    this.touched.clear();
-    await this.mutate((keys) => {
-      for (let i = 0; i < keys.length; i++) {
-        const k = keys[i] as KeyRecord;
-        const at = pending.get(k.id);
-        if (at !== undefined) keys[i] = { ...k, lastUsedAt: new Date(at).toISOString() };
-      }
-    }).catch(() => {
-      for (const [id, at] of pending) if (!this.touched.has(id)) this.touched.set(id, at);
-    });
+    if (!this.touchedSinceFlush) return;
+    this.touchedSinceFlush = false;
+    const tmp = `${this.lastUsedPath}.${process.pid}.tmp`;
+    try {
+      await writeFile(tmp, JSON.stringify({ version: 1, lastUsed: Object.fromEntries(this.lastUsed) }), { mode: 0o600 });
+      await rename(tmp, this.lastUsedPath);
+    } catch {
+      this.touchedSinceFlush = true;
+    }
   }
 
   onChange(listener: (change: StoreChange) => void): void {

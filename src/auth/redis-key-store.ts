@@ -18,6 +18,7 @@ import {
   type StoreChange,
 } from './key-store.js';
 import { RedisConnection } from '../store/redis-connection.js';
+import { script, type ScriptCall } from '../store/redis-scripts.js';
 
 const TOUCH_FLUSH_MS = 10_000;
 
@@ -34,12 +35,15 @@ export class RedisKeyStore implements KeyStore {
   private timer: NodeJS.Timeout | undefined;
   /** Tags this instance's announcements: it applied them already and ignores their echo. */
   private readonly origin = randomUUID();
+  private readonly find: ScriptCall;
 
   private constructor(
     private readonly redis: Redis,
     private readonly subscriber: RedisConnection | undefined,
     private readonly prefix: string,
-  ) {}
+  ) {
+    this.find = script(redis, 'noderouterFindKey', 1, FIND);
+  }
 
   /**
    * `live` subscribes to change announcements (the gateway); the CLI only writes.
@@ -97,7 +101,7 @@ export class RedisKeyStore implements KeyStore {
   }
 
   async findByHash(hash: string): Promise<KeyMatch | undefined> {
-    const found = (await this.redis.eval(FIND, 1, this.key('h', hash), this.prefix)) as [string, string | null] | null;
+    const found = (await this.find(this.key('h', hash), this.prefix)) as [string, string | null] | null;
     if (found === null || found[1] === null) return undefined;
     const record = JSON.parse(found[1]) as KeyRecord;
     const expiry = record.expiresAt === undefined ? Infinity : Date.parse(record.expiresAt);

@@ -7,6 +7,7 @@
 import type { Redis } from 'ioredis';
 import { GatewayError } from '../errors.js';
 import { MemoryConnectionSlots, type ConnectionSlots } from './connection-slots.js';
+import { script, type ScriptCall } from '../store/redis-scripts.js';
 
 /** A slot lapses this long after its last renewal; renewals come every third of it. */
 const LEASE_MS = 90_000;
@@ -36,12 +37,14 @@ export class RedisConnectionSlots implements ConnectionSlots {
   private readonly localSlots = new Set<string>();
   private readonly timer: NodeJS.Timeout;
   private readonly now: () => number;
+  private readonly take: ScriptCall;
 
   constructor(
     private readonly redis: Redis,
     private readonly options: RedisSlotsOptions,
   ) {
     this.now = options.now ?? Date.now;
+    this.take = script(redis, 'noderouterTakeSlot', 1, ACQUIRE);
     this.timer = setInterval(() => void this.renew(), LEASE_MS / 3).unref();
   }
 
@@ -57,7 +60,7 @@ export class RedisConnectionSlots implements ConnectionSlots {
     const now = this.now();
     let taken: number;
     try {
-      taken = (await this.redis.eval(ACQUIRE, 1, this.setKey(keyId), now, now + LEASE_MS, slot, cap)) as number;
+      taken = (await this.take(this.setKey(keyId), now, now + LEASE_MS, slot, cap)) as number;
     } catch (err) {
       this.options.onFallback?.(err);
       if (this.options.onFailure === 'fail-closed') {

@@ -12,6 +12,7 @@ import type { Admission } from './admission.js';
 import { Admitter } from './admission.js';
 import type { Limiter } from './limiter.js';
 import { nextUtcMidnight, nextUtcMonth, UsageBook, UtcDay, type UsageRow } from './usage.js';
+import { script, type ScriptCall } from '../store/redis-scripts.js';
 
 /**
  * KEYS: tat, day counter, month counter, usage hash (day), usage day set.
@@ -80,12 +81,14 @@ export class RedisLimiter implements Limiter {
   private readonly local: Admitter;
   private readonly scaled = new Map<TierConfig, TierConfig>();
   private readonly now: () => number;
+  private readonly admitScript: ScriptCall;
 
   constructor(
     private readonly redis: Redis,
     private readonly options: RedisLimiterOptions,
   ) {
     this.now = options.now ?? Date.now;
+    this.admitScript = script(redis, 'noderouterAdmit', 5, ADMIT);
     this.local = new Admitter(new UsageBook(), this.now);
   }
 
@@ -110,9 +113,7 @@ export class RedisLimiter implements Limiter {
     const month = day.slice(0, 7);
     let r: [number, string, number, number, number, number];
     try {
-      r = (await this.redis.eval(
-        ADMIT,
-        5,
+      r = (await this.admitScript(
         this.k('rl', keyId),
         this.k('qd', keyId, day),
         this.k('qm', keyId, month),
