@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { newKeyRecord } from '../src/auth/key-store.js';
+import { wsLoad } from './ws-load.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -64,6 +65,8 @@ interface Load {
   readonly path: string;
   readonly body?: string;
   readonly headers?: Record<string, string>;
+  /** Messages over WebSocket connections (closed loop) instead of HTTP requests. */
+  readonly ws?: boolean;
 }
 
 interface Result {
@@ -77,14 +80,15 @@ interface Result {
   errors: number;
 }
 
-async function load(url: string, l: Load): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
+async function load(url: string, l: Load, seconds = SECONDS): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
+  if (l.ws === true) return wsLoad(url.replace(/^http/, 'ws') + l.path, l.headers ?? {}, l.body ?? '', CONNECTIONS, seconds);
   const r = await autocannon({
     url: url + l.path,
     method: l.method,
     body: l.body,
     headers: { 'content-type': 'application/json', ...l.headers },
     connections: CONNECTIONS,
-    duration: SECONDS,
+    duration: seconds,
   });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts + r.non2xx };
 }
@@ -123,7 +127,7 @@ async function gatewayConfig(dir: string, ports: number[], store: string): Promi
       `store: ${store}`,
       'keys: { cacheMaxEntries: 10000 }',
       'tiers:',
-      '  bench: { rate: 1000000, burst: 1000000, maxBatch: 1000, archive: true }',
+      '  bench: { rate: 1000000, burst: 1000000, maxBatch: 1000, archive: true, wsConnections: unlimited }',
       'chains:',
       chainYaml('l1', 'evm', [ports[0] as number]),
       chainYaml('archive', 'evm', [ports[0] as number, ports[1] as number], '    options: { fullHistory: 10 }\n    # archive'),
@@ -219,6 +223,14 @@ async function main(): Promise<void> {
     1,
   );
   const bare = `http://127.0.0.1:${barePort}`;
+  const bareWsPort = await freePort();
+  const bareWsProc = await start(
+    process.execPath,
+    ['--import', 'tsx', 'bench/bare-ws-proxy.ts'],
+    { BENCH_TARGET: upstream, BENCH_PORT: String(bareWsPort) },
+    1,
+  );
+  const bareWs = `http://127.0.0.1:${bareWsPort}`;
 
   let nginx: string | undefined;
   if (nginxAvailable()) {
@@ -260,7 +272,7 @@ http { access_log off; client_body_temp_path ${dir}/nginx;
   if (g1 === undefined) throw new Error('no gateway');
   const auth = (key: string) => ({ apikey: key });
 
-  const plan: Array<{ scenario: string; target: string; url: string; load: Load; floor: string; pid?: number }> = [];
+  const plan: Array<{ scenario: string; target: string; url: string; load: Load; floor: string; pid?: number; isFloor?: boolean }> = [];
   const shapes: Record<string, Load> = {
     single: { method: 'POST', path: '/', body: call('eth_blockNumber') },
     'batch of 10': { method: 'POST', path: '/', body: batch(10) },
@@ -269,7 +281,17 @@ http { access_log off; client_body_temp_path ${dir}/nginx;
   };
   plan.push({ scenario: 'single', target: 'upstream direct', url: upstream, load: shapes.single as Load, floor: 'single' });
   for (const [shape, l] of Object.entries(shapes))
-    plan.push({ scenario: shape, target: 'bare proxy', url: bare, load: l, floor: shape, pid: bareProc.pid });
+    plan.push({ scenario: shape, target: 'bare proxy', url: bare, load: l, floor: shape, pid: bareProc.pid, isFloor: true });
+  const wsMessage: Load = { method: 'POST', path: '', body: call('eth_blockNumber'), ws: true };
+  plan.push({
+    scenario: 'WebSocket message',
+    target: 'bare WS proxy',
+    url: bareWs,
+    load: wsMessage,
+    floor: 'WebSocket message',
+    pid: bareWsProc.pid,
+    isFloor: true,
+  });
   if (nginx !== undefined) plan.push({ scenario: 'single', target: 'nginx', url: nginx, load: shapes.single as Load, floor: 'single' });
   const nr = (scenario: string, g: (typeof gateways)[number], path: string, l: Load, floor: string): void => {
     plan.push({
@@ -294,18 +316,11 @@ http { access_log off; client_body_temp_path ${dir}/nginx;
   );
   nr('pool of 8 nodes', g1, '/p8', shapes.single as Load, 'single');
   nr('pool of 64 nodes', g1, '/p64', shapes.single as Load, 'single');
+  nr('WebSocket message', g1, '/l1', wsMessage, 'WebSocket message');
   for (const g of gateways.slice(1)) nr('single', g, '/l1', shapes.single as Load, 'single');
 
   // One short unrecorded pass, so every target is warm (JIT, connections) when measured.
-  for (const p of plan)
-    await autocannon({
-      url: p.url + p.load.path,
-      method: p.load.method,
-      body: p.load.body,
-      headers: { 'content-type': 'application/json', ...p.load.headers },
-      connections: CONNECTIONS,
-      duration: 1,
-    });
+  for (const p of plan) await load(p.url, p.load, 1);
   const results = new Map<string, Result>();
   let rss1m = 0;
   for (let round = 0; round < ROUNDS; round++) {
@@ -328,12 +343,9 @@ http { access_log off; client_body_temp_path ${dir}/nginx;
     }
   }
   const avg = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-  const floorOf = new Map(
-    plan.filter((p) => p.target === 'bare proxy').map((p) => [p.scenario, avg(results.get(`${p.scenario}|bare proxy`)?.rps ?? [])]),
-  );
-  const cpuFloor = new Map(
-    plan.filter((p) => p.target === 'bare proxy').map((p) => [p.scenario, avg(results.get(`${p.scenario}|bare proxy`)?.cpuUs ?? [])]),
-  );
+  const floors = plan.filter((p) => p.isFloor === true);
+  const floorOf = new Map(floors.map((p) => [p.scenario, avg(results.get(`${p.scenario}|${p.target}`)?.rps ?? [])]));
+  const cpuFloor = new Map(floors.map((p) => [p.scenario, avg(results.get(`${p.scenario}|${p.target}`)?.cpuUs ?? [])]));
   const rows = plan.map((p) => {
     const r = results.get(`${p.scenario}|${p.target}`) as Result;
     const rps = avg(r.rps);
