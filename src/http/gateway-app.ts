@@ -11,6 +11,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { restErrorText } from './answers.js';
 import type { EndpointTable } from './endpoints.js';
 import { normalizePath } from './path.js';
+import { recordRequest } from '../request-record.js';
 import { outcomeOf, type Pipeline, type RequestOutcome } from './pipeline.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -82,23 +83,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa {
       // Answers finishing during a drain close their connection, so the drain ends.
       if (deps.draining()) ctx.set('connection', 'close');
       gauge.dec();
-      const seconds = (performance.now() - started) / 1000;
-      metrics.requests.inc({ chain: chain.name, method: result.label, outcome: result.outcome, transport: 'http' });
-      metrics.duration.observe({ chain: chain.name, method: result.label, outcome: result.outcome }, seconds);
-      if (logger.enabled('info')) {
-        logger.info('request', {
-          requestId,
-          chain: chain.name,
-          method: result.label,
-          node: result.node,
-          attempts: result.attempts,
-          status: ctx.status,
-          outcome: result.outcome,
-          ms: Math.round(seconds * 1e4) / 10,
-          key: result.key?.prefix,
-          keyId: result.key?.id,
-        });
-      }
+      recordRequest(metrics, logger, { requestId, chain: chain.name, transport: 'http', status: ctx.status, started, result });
     }
   });
   return app;

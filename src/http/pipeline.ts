@@ -6,17 +6,18 @@
 import type { Context } from 'koa';
 import type { KeyCache } from '../auth/key-cache.js';
 import { extractKey, type ExtractedKey } from '../auth/extract.js';
-import { matchesAny, type KeyRecord } from '../auth/key-store.js';
+import type { KeyRecord } from '../auth/key-store.js';
+import { admitCall, chainRefusal, routeCall } from '../call-access.js';
 import type { ChainRuntime } from '../chain-runtime.js';
 import type { TierConfig } from '../config/types.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Call, InboundRequest, ParsedRequest, RpcItem, Routing } from '../plugin.js';
-import type { ForwardTrace } from '../pool/forwarder.js';
 import type { UpstreamReply } from '../pool/upstream.js';
 import type { Admission } from '../quota/admission.js';
 import type { Limiter } from '../quota/limiter.js';
+import { outcomeOf, type RequestOutcome } from '../request-record.js';
 import { readBody } from './body.js';
 import { requestErrorText, restErrorText } from './answers.js';
 import { answerJsonRpc } from './jsonrpc-answer.js';
@@ -35,16 +36,7 @@ export interface PipelineDeps {
   touch(keyId: string, at: number): void;
 }
 
-/** What one request came to, for metrics and the request log. */
-export interface RequestOutcome extends ForwardTrace {
-  label: string;
-  outcome: string;
-  key: KeyRecord | undefined;
-}
-
-export function outcomeOf(err: GatewayError): string {
-  return err.code.toLowerCase();
-}
+export { outcomeOf, type RequestOutcome } from '../request-record.js';
 
 export function setRateHeaders(ctx: Context, admission: Admission): void {
   const h = admission.headers;
@@ -132,13 +124,9 @@ export class Pipeline {
       return this.fail(ctx, e, requestErrorText(e, style, undefined, false));
     }
     const tier = deps.tiers()[record.tier];
-    const forbidden = !matchesAny(record.permissions.chains, chain.name)
-      ? 'API key not permitted for this chain'
-      : tier === undefined
-        ? 'API key has no valid tier'
-        : undefined;
+    const forbidden = chainRefusal(record, tier, chain.name);
     if (forbidden !== undefined || tier === undefined) {
-      const e = new GatewayError('FORBIDDEN', { message: forbidden });
+      const e = forbidden ?? new GatewayError('FORBIDDEN');
       result.outcome = outcomeOf(e);
       const items = parsed.kind === 'jsonrpc' ? parsed.items : undefined;
       return this.fail(ctx, e, requestErrorText(e, style, items, parsed.kind === 'jsonrpc' && parsed.batch));
@@ -149,32 +137,13 @@ export class Pipeline {
 
   /** Permission and classification of one call; a GatewayError when refused. */
   route(chain: ChainRuntime, record: KeyRecord, tier: TierConfig, call: Call): Routing | GatewayError {
-    const p = record.permissions;
-    if (!matchesAny(p.allow, call.method) || (p.deny.length > 0 && matchesAny(p.deny, call.method))) {
-      return new GatewayError('FORBIDDEN', { message: 'API key not permitted for this method' });
-    }
-    const routing = chain.handler.classify(call, chain.pool.view);
-    if (routing.archive || chain.config.archiveOnly) {
-      this.deps.metrics.archiveCalls.inc({ chain: chain.name });
-      if (!(p.archive ?? tier.archive)) return new GatewayError('FORBIDDEN', { message: 'API key has no archive access' });
-    }
-    return routing;
+    return routeCall(chain, record, tier, call, this.deps.metrics);
   }
 
   async admit(ctx: Context, chain: ChainRuntime, record: KeyRecord, tier: TierConfig, cost: number): Promise<GatewayError | undefined> {
-    let admission: Admission;
-    try {
-      admission = await this.deps.limiter.admit(record.id, tier, cost, chain.name);
-    } catch (err) {
-      // Fail-closed with the limits store away: a 503 in the endpoint's style.
-      return isGatewayError(err) ? err : new GatewayError('UNAVAILABLE', { cause: err });
-    }
-    setRateHeaders(ctx, admission);
-    if (admission.allowed) return undefined;
-    this.deps.metrics.rejections.inc({ chain: chain.name, tier: tier.name, reason: admission.reason });
-    return new GatewayError(admission.reason === 'rate' ? 'RATE_LIMITED' : 'QUOTA_EXCEEDED', {
-      headers: { 'retry-after': String(admission.retryAfter) },
-    });
+    const { admission, refusal } = await admitCall(this.deps.limiter, this.deps.metrics, chain.name, record, tier, cost);
+    if (admission !== undefined) setRateHeaders(ctx, admission);
+    return refusal;
   }
 
   countErrors(keyId: string, chain: string, errors: number): void {
