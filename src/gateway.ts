@@ -18,6 +18,8 @@ import { GatewayError } from './errors.js';
 import { createAdminApp, type Lifecycle } from './http/admin-app.js';
 import { restErrorText } from './http/answers.js';
 import { EndpointTable } from './http/endpoints.js';
+import { GrpcListener } from './grpc/listener.js';
+import { GrpcRelay } from './grpc/relay.js';
 import { createGatewayApp } from './http/gateway-app.js';
 import { Pipeline } from './http/pipeline.js';
 import { createLogger, type Logger } from './log.js';
@@ -73,13 +75,24 @@ function urlOf(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
+/** Route tables of the two listeners: HTTP chains by host and path, gRPC chains by host. */
+function routeTables(chains: readonly ChainRuntime[]): { http: EndpointTable<ChainRuntime>; grpc: EndpointTable<ChainRuntime> } {
+  const routes = (t: 'http' | 'grpc') =>
+    chains.filter((rt) => rt.config.transport === t).map((rt) => ({ path: rt.config.route.path, host: rt.config.route.host, target: rt }));
+  return { http: new EndpointTable(routes('http')), grpc: new EndpointTable(routes('grpc')) };
+}
+
 export class Gateway {
   private lifecycle: Lifecycle = 'starting';
   private chains: ChainRuntime[] = [];
   private table: EndpointTable<ChainRuntime> = new EndpointTable([]);
+  private grpcTable: EndpointTable<ChainRuntime> = new EndpointTable([]);
+  private grpc: GrpcListener | undefined;
   private readonly servers: Server[] = [];
   url = '';
   adminUrl = '';
+  /** host:port of the gRPC listener ('' when no chain endpoint uses gRPC). */
+  grpcAddress = '';
 
   private reloading: Promise<boolean> | undefined;
   private closing: Promise<void> | undefined;
@@ -92,6 +105,7 @@ export class Gateway {
     readonly keys: KeyService,
     readonly limiter: Limiter,
     private readonly caches: RuntimeOptions['caches'],
+    private readonly now: () => number,
   ) {}
 
   static async start(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
@@ -125,12 +139,13 @@ export class Gateway {
       new KeyService(store, config.tiers, config.keys.rotationGraceSeconds),
       limiter,
       caches,
+      now,
     );
 
     gw.chains = Object.values(config.chains).map((c) =>
       createChainRuntime(c, loadedPlugin(c.plugin), metrics, logger, runtimeOptions(config.server, caches)),
     );
-    gw.table = new EndpointTable(gw.chains.map((rt) => ({ path: rt.config.route.path, host: rt.config.route.host, target: rt })));
+    ({ http: gw.table, grpc: gw.grpcTable } = routeTables(gw.chains));
     metrics.watchPools(() => gw.chains.map((c) => c.pool));
 
     const keyCache = new KeyCache(
@@ -198,18 +213,54 @@ export class Gateway {
     gw.servers.push(traffic, adminServer);
     const t = await listen(traffic, config.server.host, config.server.port);
     gw.url = config.server.publicUrl ?? urlOf(config.server.host, t.port);
+    if (gw.chains.some((c) => c.config.transport === 'grpc')) await gw.startGrpc(keyCache, store);
     gw.lifecycle = 'ready';
     logger.info('gateway listening', { event: 'start', url: gw.url, admin: gw.adminUrl, chains: gw.chains.length });
     return gw;
   }
 
-  /** Every chain endpoint's public URL, in config order. */
-  endpoints(): Array<{ chain: string; plugin: string; url: string }> {
-    return this.chains.map((c) => ({
-      chain: c.name,
-      plugin: c.config.plugin,
-      url: `${c.config.route.host !== undefined ? `http://${c.config.route.host}` : this.url}${c.config.route.path ?? ''}`,
-    }));
+  /** The gRPC listener and its relay, on the same key cache, limits and metrics as HTTP. */
+  private async startGrpc(keys: KeyCache, store: KeyStore): Promise<void> {
+    const sc = this.config.server;
+    const relay = new GrpcRelay({
+      keys,
+      limiter: this.limiter,
+      tiers: () => this.config.tiers,
+      metrics: this.metrics,
+      maxBodyBytes: sc.maxBodyBytes,
+      maxResponseBytes: sc.maxResponseBytes,
+      requestTimeoutMs: sc.requestTimeoutMs,
+      requestReadTimeoutMs: sc.headersTimeoutMs,
+      now: this.now,
+      touch: (id, at) => store.touch(id, at),
+    });
+    this.grpc = new GrpcListener({
+      endpoints: () => this.grpcTable,
+      relay,
+      metrics: this.metrics,
+      logger: this.logger,
+      draining: () => this.lifecycle === 'draining',
+      maxPathLength: () => this.config.server.maxPathLength,
+      maxHeaderBytes: sc.maxHeaderBytes,
+      maxConnections: sc.maxConnections,
+      idleTimeoutMs: sc.keepAliveTimeoutMs,
+    });
+    await this.grpc.listen(sc.grpcHost, sc.grpcPort);
+    this.grpcAddress = this.grpc.address;
+  }
+
+  /** Every chain endpoint's public URL, in config order; gRPC ones with the :authority to send. */
+  endpoints(): Array<{ chain: string; plugin: string; url: string; authority?: string }> {
+    return this.chains.map((c) => {
+      const { host, path } = c.config.route;
+      if (c.config.transport === 'grpc') {
+        const url = `grpc://${this.grpcAddress || `${this.config.server.grpcHost}:${this.config.server.grpcPort}`}`;
+        return host === undefined
+          ? { chain: c.name, plugin: c.config.plugin, url }
+          : { chain: c.name, plugin: c.config.plugin, url, authority: host };
+      }
+      return { chain: c.name, plugin: c.config.plugin, url: `${host !== undefined ? `http://${host}` : this.url}${path ?? ''}` };
+    });
   }
 
   /**
@@ -245,9 +296,12 @@ export class Gateway {
     const retired = [...previous.values()].filter((old) => !chains.includes(old));
     for (const c of chains) if (!previous.has(c.name) || previous.get(c.name) !== c) c.prober.start();
     this.chains = chains;
-    this.table = new EndpointTable(chains.map((rt) => ({ path: rt.config.route.path, host: rt.config.route.host, target: rt })));
+    ({ http: this.table, grpc: this.grpcTable } = routeTables(chains));
+    if (this.grpc === undefined && chains.some((c) => c.config.transport === 'grpc')) {
+      this.logger.warn('gRPC chain endpoints are served after a restart (no gRPC listener is running)', { event: 'reload' });
+    }
     this.keys.configure(next.tiers, next.keys.rotationGraceSeconds);
-    const restartOnly = ['host', 'port', 'adminHost', 'adminPort'] as const;
+    const restartOnly = ['host', 'port', 'adminHost', 'adminPort', 'grpcHost', 'grpcPort'] as const;
     if (restartOnly.some((k) => next.server[k] !== this.config.server[k]) || next.store.path !== this.config.store.path) {
       this.logger.warn('listener addresses and the key store change only on restart', { event: 'reload' });
     }
@@ -288,8 +342,10 @@ export class Gateway {
     this.lifecycle = 'draining';
     const [traffic, admin] = this.servers;
     const cut = setTimeout(() => traffic?.closeAllConnections(), this.config.server.shutdownTimeoutMs);
+    const grpcClosed = this.grpc?.close(this.config.server.shutdownTimeoutMs);
     if (traffic !== undefined) await closeServer(traffic);
     clearTimeout(cut);
+    await grpcClosed;
     await Promise.all(this.chains.map((c) => closeChainRuntime(c)));
     await this.bundle.close();
     if (admin !== undefined) {
