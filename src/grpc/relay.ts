@@ -245,7 +245,7 @@ class Forward {
     this.timer = setTimeout(() => this.abort.abort(), Math.max(1, deadline - Date.now()));
     // A client that cancels (RST_STREAM) or drops the connection: stop, and cancel the node's call.
     client.once('close', () => {
-      if (client.rstCode !== constants.NGHTTP2_NO_ERROR) {
+      if (client.rstCode !== constants.NGHTTP2_NO_ERROR || !client.writableFinished) {
         this.gone = true;
         this.abort.abort();
       }
@@ -374,6 +374,7 @@ class Forward {
       const done = (): void => {
         if (settled) return;
         settled = true;
+        if (!upstream.destroyed && !upstream.readableEnded) upstream.close(constants.NGHTTP2_CANCEL);
         const status = statusOf(final ?? {}) ?? { code: 1, message: '' };
         const code = status.code;
         const verdict = code === 0 ? 'ok' : this.handler.judgeGrpc(this.call, status);
