@@ -65,7 +65,12 @@ describe('gRPC', function () {
     return m;
   }
 
-  function unary(path: string, md: Record<string, string | string[]>, request = Buffer.alloc(0), authority?: string): Promise<Reply> {
+  function unary(
+    path: string,
+    md: Record<string, string | string[]>,
+    request: Buffer = Buffer.alloc(0),
+    authority?: string,
+  ): Promise<Reply> {
     return new Promise((resolve) => {
       let trailing: Record<string, unknown> = {};
       const call = client(authority).makeUnaryRequest(path, raw, raw, request, metadata(md), (err, res) => {
