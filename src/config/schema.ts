@@ -207,6 +207,7 @@ function checkUnique(problems: ConfigProblems, chains: ChainConfig[]): void {
       }
       nodeNames.set(n.name, i);
     });
+    if (c.transport === 'grpc' && c.route.host === undefined) continue; // the default: checked above
     const key = `${c.transport} ${c.route.host ?? '*'} ${c.route.path ?? '/'}`;
     const other = routes.get(key);
     if (other !== undefined) problems.add(`chains.${c.name}.route`, `is the same as chains.${other}.route`);
