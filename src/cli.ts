@@ -60,7 +60,9 @@ async function serve(args: ParsedArgs): Promise<number> {
   out(`noderouter is serving ${gateway.url} (admin ${gateway.adminUrl})`);
   if (devnet?.controlUrl !== undefined) out(`devnet control: ${devnet.controlUrl}`);
   out('endpoints:');
-  for (const e of gateway.endpoints()) out(`  ${e.chain.padEnd(18)} ${e.plugin.padEnd(9)} ${e.url}`);
+  for (const e of gateway.endpoints()) {
+    out(`  ${e.chain.padEnd(18)} ${e.plugin.padEnd(9)} ${e.url}${e.authority === undefined ? '' : ` (:authority ${e.authority})`}`);
+  }
   if (demoKey !== undefined) {
     out('');
     out(`demo key (shown once; earlier demo keys are revoked): ${demoKey}`);
