@@ -7,9 +7,9 @@ import type { AddressInfo, Socket } from 'node:net';
 import { memberRaw, splitArray } from '../jsonrpc/raw-json.js';
 import type { SimChain } from './chain.js';
 import type { DevRequest, Family, NodeView, RpcOutcome } from './family.js';
-import type { DevnetFamily, NodeFaults, RecordedRequest } from './index.js';
+import type { DevnetFamily } from './index.js';
+import { DevnetNodeBase } from './node-base.js';
 
-const MAX_RECORDS = 10_000;
 const ID_MEMBER = /"id":(-?\d+(\.\d+)?|"(?:[^"\\]|\\.)*"|null)/;
 const WRONG_ID = (text: string): string => text.replace(ID_MEMBER, '"id":"not-your-call"');
 
@@ -19,38 +19,26 @@ function rpcText(id: string, outcome: RpcOutcome): string {
   return `{"jsonrpc":"2.0","id":${idText},"result":${JSON.stringify(outcome.result ?? null)}}`;
 }
 
-export class DevnetNodeServer implements NodeView {
-  readonly received: RecordedRequest[] = [];
-  url = '';
+export class DevnetNodeServer extends DevnetNodeBase implements NodeView {
   private server: Server | undefined;
-  private faults: NodeFaults = {};
-  private stalledAt: number | undefined;
   private readonly hung = new Set<ServerResponse>();
   private readonly sockets = new Set<Socket>();
   private port: number;
 
   constructor(
-    readonly name: string,
-    readonly network: string,
+    name: string,
+    network: string,
     readonly family: DevnetFamily,
-    readonly role: 'full' | 'archive',
-    readonly chain: SimChain,
+    role: 'full' | 'archive',
+    chain: SimChain,
     readonly chainId: number,
     private readonly impl: Family,
-    private readonly fullRetention: number,
+    fullRetention: number,
     private readonly host: string,
     port: number,
   ) {
+    super(name, network, role, chain, fullRetention);
     this.port = port;
-  }
-
-  height(): number {
-    const h = this.chain.height();
-    return this.stalledAt === undefined ? h : Math.min(h, this.stalledAt);
-  }
-
-  earliest(): number {
-    return this.role === 'archive' ? 1 : Math.max(1, this.height() - this.fullRetention + 1);
   }
 
   async listen(): Promise<void> {
@@ -69,42 +57,18 @@ export class DevnetNodeServer implements NodeView {
     this.server = server;
   }
 
-  private async stop(): Promise<void> {
+  protected releaseHung(): void {
+    for (const res of this.hung) res.destroy();
+    this.hung.clear();
+  }
+
+  protected async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
     if (server === undefined) return;
-    for (const res of this.hung) res.destroy();
-    this.hung.clear();
+    this.releaseHung();
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-
-  clearReceived(): void {
-    this.received.length = 0;
-  }
-
-  currentFaults(): NodeFaults {
-    return { ...this.faults };
-  }
-
-  async setFaults(f: NodeFaults): Promise<void> {
-    const wasDown = this.faults.down === true;
-    this.faults = { ...f };
-    this.stalledAt = f.stalled === true ? (this.stalledAt ?? this.chain.height()) : undefined;
-    if (f.hang !== true) {
-      for (const res of this.hung) res.destroy();
-      this.hung.clear();
-    }
-    if (f.down === true && !wasDown) await this.stop();
-    if (f.down !== true && wasDown) await this.listen();
-  }
-
-  clearFaults(): Promise<void> {
-    return this.setFaults({});
-  }
-
-  close(): Promise<void> {
-    return this.stop();
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
@@ -113,8 +77,7 @@ export class DevnetNodeServer implements NodeView {
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       const path = req.url ?? '/';
-      this.received.push({ method: req.method ?? 'GET', path, headers: { ...req.headers }, body, at: Date.now() });
-      if (this.received.length > MAX_RECORDS) this.received.splice(0, this.received.length - MAX_RECORDS);
+      this.record({ method: req.method ?? 'GET', path, headers: { ...req.headers }, body, at: Date.now() });
       const delay = this.faults.latencyMs ?? 0;
       if (delay > 0) setTimeout(() => this.answer(req, res, path, body), delay);
       else this.answer(req, res, path, body);

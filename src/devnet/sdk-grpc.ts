@@ -9,10 +9,10 @@
 import * as grpc from '@grpc/grpc-js';
 import { varint } from '../../plugins/sdk-grpc/proto.js';
 import type { SimChain } from './chain.js';
-import type { DevnetNode, NodeFaults, RecordedRequest } from './index.js';
+import type { DevnetNode } from './index.js';
+import { DevnetNodeBase } from './node-base.js';
 import { pb, type ProtoWriter } from './proto-writer.js';
 
-const MAX_RECORDS = 10_000;
 const WATCH_POLL_MS = 20;
 const SERVING = 1;
 const { INVALID_ARGUMENT, UNKNOWN, UNAVAILABLE } = grpc.status;
@@ -76,35 +76,24 @@ function blockResponse(chain: SimChain, h: number): Buffer {
   return pb().message(1, blockId(chain, h)).message(2, block(false)).message(3, block(true)).finish();
 }
 
-export class DevnetGrpcNode implements DevnetNode {
+export class DevnetGrpcNode extends DevnetNodeBase implements DevnetNode {
   readonly family = 'sdk-grpc' as const;
-  readonly received: RecordedRequest[] = [];
-  url = '';
   private server: grpc.Server | undefined;
-  private faults: NodeFaults = {};
-  private stalledAt: number | undefined;
   /** Calls held by the hang fault: answered UNAVAILABLE when it clears. */
   private readonly hung = new Set<() => void>();
   /** Health/Watch streams open now (tests check that a cancel reaches the node). */
   watching = 0;
 
   constructor(
-    readonly name: string,
-    readonly network: string,
-    readonly role: 'full' | 'archive',
-    readonly chain: SimChain,
-    private readonly fullRetention: number,
+    name: string,
+    network: string,
+    role: 'full' | 'archive',
+    chain: SimChain,
+    fullRetention: number,
     private readonly host: string,
     private port: number,
-  ) {}
-
-  height(): number {
-    const h = this.chain.height();
-    return this.stalledAt === undefined ? h : Math.min(h, this.stalledAt);
-  }
-
-  earliest(): number {
-    return this.role === 'archive' ? 1 : Math.max(1, this.height() - this.fullRetention + 1);
+  ) {
+    super(name, network, role, chain, fullRetention);
   }
 
   async listen(): Promise<void> {
@@ -152,8 +141,7 @@ export class DevnetGrpcNode implements DevnetNode {
   ): void {
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(call.metadata.getMap())) headers[k] = typeof v === 'string' ? v : v.toString('base64');
-    this.received.push({ method: 'POST', path, headers, body: call.request.toString('base64'), at: Date.now() });
-    if (this.received.length > MAX_RECORDS) this.received.splice(0, this.received.length - MAX_RECORDS);
+    this.record({ method: 'POST', path, headers, body: call.request.toString('base64'), at: Date.now() });
     const f = this.faults;
     const go = (): void => {
       if (f.hang === true) {
@@ -227,7 +215,12 @@ export class DevnetGrpcNode implements DevnetNode {
     call.once('close', () => clearInterval(timer));
   }
 
-  private async stop(): Promise<void> {
+  protected releaseHung(): void {
+    for (const release of this.hung) release();
+    this.hung.clear();
+  }
+
+  protected async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
     this.hung.clear();
@@ -235,33 +228,5 @@ export class DevnetGrpcNode implements DevnetNode {
     server.forceShutdown();
     // Until the listening socket is gone the port cannot be bound again.
     await new Promise((r) => setImmediate(r));
-  }
-
-  clearReceived(): void {
-    this.received.length = 0;
-  }
-
-  currentFaults(): NodeFaults {
-    return { ...this.faults };
-  }
-
-  async setFaults(f: NodeFaults): Promise<void> {
-    const wasDown = this.faults.down === true;
-    this.faults = { ...f };
-    this.stalledAt = f.stalled === true ? (this.stalledAt ?? this.chain.height()) : undefined;
-    if (f.hang !== true) {
-      for (const release of this.hung) release();
-      this.hung.clear();
-    }
-    if (f.down === true && !wasDown) await this.stop();
-    if (f.down !== true && wasDown) await this.listen();
-  }
-
-  clearFaults(): Promise<void> {
-    return this.setFaults({});
-  }
-
-  close(): Promise<void> {
-    return this.stop();
   }
 }
