@@ -150,7 +150,7 @@ export interface NodeClient {
 export interface InboundGrpcCall {
   /** The call's path, `/package.Service/Method`, as sent (checked for that shape by the core). */
   readonly path: string;
-  /** Request headers: custom metadata (lower-case names), `grpc-*` headers, no pseudo-headers. */
+  /** Request headers as received: custom metadata (lower-case names), `grpc-*` and pseudo-headers. */
   readonly metadata: IncomingHttpHeaders;
   /** The request message without its 5-byte prefix; undefined when the client compressed it. */
   readonly message: Buffer | undefined;

@@ -20,7 +20,8 @@ import type { EndpointTable } from '../http/endpoints.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { outcomeOf, recordRequest, type RequestOutcome } from '../request-record.js';
-import { refuse, type GrpcRelay } from './relay.js';
+import type { GrpcRelay } from './relay.js';
+import { refuse } from './status.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** `/package.Service/Method`: the only paths gRPC clients send. */

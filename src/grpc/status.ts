@@ -2,7 +2,7 @@
 // grpc-timeout header, and the trailers-only answer the gateway's own refusals take
 // (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md).
 
-import type { OutgoingHttpHeaders } from 'node:http2';
+import { constants, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { GatewayError } from '../errors.js';
 
 export const GRPC_OK = 0;
@@ -90,4 +90,11 @@ export function statusTrailers(code: number, message: string, extra?: Readonly<R
 /** A trailers-only answer (headers and status in one HEADERS frame) for a gateway refusal. */
 export function refusalHeaders(err: GatewayError, extra?: Readonly<Record<string, string>>): OutgoingHttpHeaders {
   return { ':status': 200, 'content-type': 'application/grpc', ...statusTrailers(err.grpcCode, err.message, { ...err.headers, ...extra }) };
+}
+
+/** Answer a refusal as a trailers-only response; ask the client to stop sending (RST_STREAM NO_ERROR). */
+export function refuse(stream: ServerHttp2Stream, err: GatewayError, extra?: Readonly<Record<string, string>>): void {
+  if (stream.destroyed || stream.closed || stream.headersSent) return;
+  stream.respond(refusalHeaders(err, extra), { endStream: true });
+  if (!stream.readableEnded) stream.close(constants.NGHTTP2_NO_ERROR);
 }
