@@ -61,6 +61,9 @@ export function createChainRuntime(
   previous?: ChainRuntime,
 ): ChainRuntime {
   const handler = plugin.create({ chain: config.name, options: config.options, limits: limits.json });
+  if (config.transport === 'grpc' && (handler.parseGrpc === undefined || handler.judgeGrpc === undefined)) {
+    throw new Error(`plugin "${config.plugin}" declares transport "grpc" but its handler lacks parseGrpc or judgeGrpc`);
+  }
   const adopt = previous !== undefined && sameNodes(previous.config, config) ? previous.pool.nodes : undefined;
   const events: PoolEvents = {
     rotation(p, node, inRotation, reason) {

@@ -60,8 +60,10 @@ async function serve(args: ParsedArgs): Promise<number> {
   out(`noderouter is serving ${gateway.url} (admin ${gateway.adminUrl})`);
   if (devnet?.controlUrl !== undefined) out(`devnet control: ${devnet.controlUrl}`);
   out('endpoints:');
-  for (const e of gateway.endpoints())
-    out(`  ${e.chain.padEnd(18)} ${e.plugin.padEnd(9)} ${e.url}${e.ws === undefined ? '' : `  ${e.ws}`}`);
+  for (const e of gateway.endpoints()) {
+    const extra = e.authority !== undefined ? ` (:authority ${e.authority})` : e.ws !== undefined ? `  ${e.ws}` : '';
+    out(`  ${e.chain.padEnd(18)} ${e.plugin.padEnd(9)} ${e.url}${extra}`);
+  }
   if (demoKey !== undefined) {
     out('');
     out(`demo key (shown once; earlier demo keys are revoked): ${demoKey}`);

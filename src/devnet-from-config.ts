@@ -6,7 +6,7 @@
 import type { GatewayConfig } from './config/types.js';
 import { startDevnet, type Devnet, type DevnetFamily, type DevnetNodeSpec } from './devnet/index.js';
 
-const FAMILIES: ReadonlySet<string> = new Set<DevnetFamily>(['evm', 'objectx', 'sdk-rpc', 'sdk-rest']);
+const FAMILIES: ReadonlySet<string> = new Set<DevnetFamily>(['evm', 'objectx', 'sdk-rpc', 'sdk-rest', 'sdk-grpc']);
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 export function devnetSpecs(config: GatewayConfig): { specs: DevnetNodeSpec[]; skipped: string[] } {

@@ -1,30 +1,30 @@
 // The one error catalogue. Every refusal the gateway makes is a GatewayError with a
-// stable code; the table below maps each code to its HTTP status and JSON-RPC code
-// (DESIGN.md "Errors", mirrored in README). Messages here are what clients see:
+// stable code; the table below maps each code to its HTTP status, JSON-RPC code and
+// gRPC status code (DESIGN.md "Errors", mirrored in README). Messages here are what clients see:
 // internal details stay in `cause` and the log, never in an answer.
 
 export const ERRORS = {
-  PARSE_ERROR: { status: 400, rpc: -32700, message: 'Parse error: body is not valid JSON' },
-  INVALID_REQUEST: { status: 400, rpc: -32600, message: 'Invalid request' },
-  MISSING_KEY: { status: 401, rpc: -32016, message: 'API key required: send header "apikey" or query "?apikey="' },
-  CONFLICTING_KEYS: { status: 401, rpc: -32016, message: 'Two different API keys in one request' },
-  INVALID_KEY: { status: 401, rpc: -32016, message: 'Invalid API key' },
-  FORBIDDEN: { status: 403, rpc: -32004, message: 'API key not permitted for this call' },
-  METHOD_NOT_FOUND: { status: 200, rpc: -32601, message: 'Method not found' },
-  ENDPOINT_NOT_FOUND: { status: 404, rpc: -32601, message: 'No chain endpoint at this address' },
-  HTTP_METHOD_NOT_ALLOWED: { status: 405, rpc: -32600, message: 'HTTP method not allowed on this endpoint' },
-  RATE_LIMITED: { status: 429, rpc: -32005, message: 'Rate limit exceeded' },
-  QUOTA_EXCEEDED: { status: 429, rpc: -32005, message: 'Quota exceeded for this period' },
-  TOO_MANY_CONNECTIONS: { status: 429, rpc: -32005, message: "WebSocket connections of this key are at its tier's limit" },
-  TOO_MANY_SUBSCRIPTIONS: { status: 429, rpc: -32005, message: "Subscriptions on this connection are at the tier's limit" },
-  BODY_TOO_LARGE: { status: 413, rpc: -32600, message: 'Request body too large' },
-  BATCH_TOO_LARGE: { status: 413, rpc: -32600, message: 'Batch too large for this tier' },
-  HEADERS_TOO_LARGE: { status: 431, rpc: -32600, message: 'Request headers too large' },
-  NO_HEALTHY_NODE: { status: 503, rpc: -32603, message: 'No healthy node can serve this call' },
-  UPSTREAM_FAILED: { status: 502, rpc: -32603, message: 'Upstream nodes failed to answer' },
-  UPSTREAM_TIMEOUT: { status: 504, rpc: -32603, message: 'Upstream nodes timed out' },
-  UNAVAILABLE: { status: 503, rpc: -32603, message: 'Service unavailable' },
-} as const satisfies Record<string, { status: number; rpc: number; message: string }>;
+  PARSE_ERROR: { status: 400, rpc: -32700, grpc: 3, message: 'Parse error: body is not valid JSON' },
+  INVALID_REQUEST: { status: 400, rpc: -32600, grpc: 3, message: 'Invalid request' },
+  MISSING_KEY: { status: 401, rpc: -32016, grpc: 16, message: 'API key required: send header "apikey" or query "?apikey="' },
+  CONFLICTING_KEYS: { status: 401, rpc: -32016, grpc: 16, message: 'Two different API keys in one request' },
+  INVALID_KEY: { status: 401, rpc: -32016, grpc: 16, message: 'Invalid API key' },
+  FORBIDDEN: { status: 403, rpc: -32004, grpc: 7, message: 'API key not permitted for this call' },
+  METHOD_NOT_FOUND: { status: 200, rpc: -32601, grpc: 12, message: 'Method not found' },
+  ENDPOINT_NOT_FOUND: { status: 404, rpc: -32601, grpc: 12, message: 'No chain endpoint at this address' },
+  HTTP_METHOD_NOT_ALLOWED: { status: 405, rpc: -32600, grpc: 12, message: 'HTTP method not allowed on this endpoint' },
+  RATE_LIMITED: { status: 429, rpc: -32005, grpc: 8, message: 'Rate limit exceeded' },
+  QUOTA_EXCEEDED: { status: 429, rpc: -32005, grpc: 8, message: 'Quota exceeded for this period' },
+  TOO_MANY_CONNECTIONS: { status: 429, rpc: -32005, grpc: 8, message: "WebSocket connections of this key are at its tier's limit" },
+  TOO_MANY_SUBSCRIPTIONS: { status: 429, rpc: -32005, grpc: 8, message: "Subscriptions on this connection are at the tier's limit" },
+  BODY_TOO_LARGE: { status: 413, rpc: -32600, grpc: 8, message: 'Request body too large' },
+  BATCH_TOO_LARGE: { status: 413, rpc: -32600, grpc: 8, message: 'Batch too large for this tier' },
+  HEADERS_TOO_LARGE: { status: 431, rpc: -32600, grpc: 8, message: 'Request headers too large' },
+  NO_HEALTHY_NODE: { status: 503, rpc: -32603, grpc: 14, message: 'No healthy node can serve this call' },
+  UPSTREAM_FAILED: { status: 502, rpc: -32603, grpc: 14, message: 'Upstream nodes failed to answer' },
+  UPSTREAM_TIMEOUT: { status: 504, rpc: -32603, grpc: 4, message: 'Upstream nodes timed out' },
+  UNAVAILABLE: { status: 503, rpc: -32603, grpc: 14, message: 'Service unavailable' },
+} as const satisfies Record<string, { status: number; rpc: number; grpc: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
 
@@ -32,6 +32,8 @@ export class GatewayError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly rpcCode: number;
+  /** gRPC status code (3 INVALID_ARGUMENT, 16 UNAUTHENTICATED, 14 UNAVAILABLE, …). */
+  readonly grpcCode: number;
   /** Extra response headers (Retry-After, RateLimit-*). */
   readonly headers: Readonly<Record<string, string>> | undefined;
 
@@ -42,6 +44,7 @@ export class GatewayError extends Error {
     this.code = code;
     this.status = entry.status;
     this.rpcCode = entry.rpc;
+    this.grpcCode = entry.grpc;
     this.headers = options.headers;
   }
 }

@@ -18,6 +18,8 @@ import { GatewayError } from './errors.js';
 import { createAdminApp, type Lifecycle } from './http/admin-app.js';
 import { restErrorText } from './http/answers.js';
 import { EndpointTable } from './http/endpoints.js';
+import { GrpcListener } from './grpc/listener.js';
+import { GrpcRelay } from './grpc/relay.js';
 import { createGatewayApp } from './http/gateway-app.js';
 import { Pipeline } from './http/pipeline.js';
 import { createLogger, type Logger } from './log.js';
@@ -25,6 +27,7 @@ import { Metrics } from './metrics/metrics.js';
 import { loadedPlugin } from './plugin-loader.js';
 import type { Limiter } from './quota/limiter.js';
 import { WsGateway } from './ws/ws-gateway.js';
+import type { CallAccess } from './calls/access.js';
 
 export interface GatewayOptions {
   readonly logger?: Logger;
@@ -74,15 +77,26 @@ function urlOf(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
+/** Route tables of the two listeners: HTTP chains by host and path, gRPC chains by host. */
+function routeTables(chains: readonly ChainRuntime[]): { http: EndpointTable<ChainRuntime>; grpc: EndpointTable<ChainRuntime> } {
+  const routes = (t: 'http' | 'grpc') =>
+    chains.filter((rt) => rt.config.transport === t).map((rt) => ({ path: rt.config.route.path, host: rt.config.route.host, target: rt }));
+  return { http: new EndpointTable(routes('http')), grpc: new EndpointTable(routes('grpc')) };
+}
+
 export class Gateway {
   private lifecycle: Lifecycle = 'starting';
   private chains: ChainRuntime[] = [];
   private byName = new Map<string, ChainRuntime>();
   private ws: WsGateway | undefined;
   private table: EndpointTable<ChainRuntime> = new EndpointTable([]);
+  private grpcTable: EndpointTable<ChainRuntime> = new EndpointTable([]);
+  private grpc: GrpcListener | undefined;
   private readonly servers: Server[] = [];
   url = '';
   adminUrl = '';
+  /** host:port of the gRPC listener ('' when no chain endpoint uses gRPC). */
+  grpcAddress = '';
 
   private reloading: Promise<boolean> | undefined;
   private closing: Promise<void> | undefined;
@@ -101,7 +115,7 @@ export class Gateway {
   private setChains(chains: ChainRuntime[]): void {
     this.chains = chains;
     this.byName = new Map(chains.map((c) => [c.name, c]));
-    this.table = new EndpointTable(chains.map((rt) => ({ path: rt.config.route.path, host: rt.config.route.host, target: rt })));
+    ({ http: this.table, grpc: this.grpcTable } = routeTables(chains));
   }
 
   static async start(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
@@ -225,21 +239,57 @@ export class Gateway {
     gw.servers.push(traffic, adminServer);
     const t = await listen(traffic, config.server.host, config.server.port);
     gw.url = config.server.publicUrl ?? urlOf(config.server.host, t.port);
+    if (gw.chains.some((c) => c.config.transport === 'grpc')) await gw.startGrpc(keyCache, store, pipeline.access);
     gw.lifecycle = 'ready';
     logger.info('gateway listening', { event: 'start', url: gw.url, admin: gw.adminUrl, chains: gw.chains.length });
     return gw;
   }
 
-  /** Every chain endpoint's public URL (and WebSocket URL where it serves one), in config order. */
-  endpoints(): Array<{ chain: string; plugin: string; url: string; ws: string | undefined }> {
+  /** The gRPC listener and its relay, on the same key cache, limits and metrics as HTTP. */
+  private async startGrpc(keys: KeyCache, store: KeyStore, access: CallAccess): Promise<void> {
+    const sc = this.config.server;
+    const relay = new GrpcRelay({
+      keys,
+      access,
+      maxBodyBytes: sc.maxBodyBytes,
+      maxResponseBytes: sc.maxResponseBytes,
+      requestTimeoutMs: sc.requestTimeoutMs,
+      requestReadTimeoutMs: sc.headersTimeoutMs,
+      now: this.now,
+      touch: (id, at) => store.touch(id, at),
+    });
+    this.grpc = new GrpcListener({
+      endpoints: () => this.grpcTable,
+      relay,
+      metrics: this.metrics,
+      logger: this.logger,
+      draining: () => this.lifecycle === 'draining',
+      maxPathLength: () => this.config.server.maxPathLength,
+      maxHeaderBytes: sc.maxHeaderBytes,
+      maxConnections: sc.maxConnections,
+      idleTimeoutMs: sc.keepAliveTimeoutMs,
+    });
+    await this.grpc.listen(sc.grpcHost, sc.grpcPort);
+    this.grpcAddress = this.grpc.address;
+  }
+
+  /**
+   * Every chain endpoint's public URL, in config order: gRPC ones with the :authority
+   * to send, WebSocket-serving ones with their ws:// URL.
+   */
+  endpoints(): Array<{ chain: string; plugin: string; url: string; authority?: string; ws?: string }> {
     return this.chains.map((c) => {
-      const url = `${c.config.route.host !== undefined ? `http://${c.config.route.host}` : this.url}${c.config.route.path ?? ''}`;
-      return {
-        chain: c.name,
-        plugin: c.config.plugin,
-        url,
-        ws: c.handler.websocket === undefined ? undefined : url.replace(/^http/, 'ws'),
-      };
+      const { host, path } = c.config.route;
+      if (c.config.transport === 'grpc') {
+        const url = `grpc://${this.grpcAddress || `${this.config.server.grpcHost}:${this.config.server.grpcPort}`}`;
+        return host === undefined
+          ? { chain: c.name, plugin: c.config.plugin, url }
+          : { chain: c.name, plugin: c.config.plugin, url, authority: host };
+      }
+      const url = `${host !== undefined ? `http://${host}` : this.url}${path ?? ''}`;
+      return c.handler.websocket === undefined
+        ? { chain: c.name, plugin: c.config.plugin, url }
+        : { chain: c.name, plugin: c.config.plugin, url, ws: url.replace(/^http/, 'ws') };
     });
   }
 
@@ -283,8 +333,11 @@ export class Gateway {
     const retired = [...previous.values()].filter((old) => !chains.includes(old));
     for (const c of chains) if (!previous.has(c.name) || previous.get(c.name) !== c) c.prober.start();
     this.setChains(chains);
+    if (this.grpc === undefined && chains.some((c) => c.config.transport === 'grpc')) {
+      this.logger.warn('gRPC chain endpoints are served after a restart (no gRPC listener is running)', { event: 'reload' });
+    }
     this.keys.configure(next.tiers, next.keys.rotationGraceSeconds);
-    const restartOnly = ['host', 'port', 'adminHost', 'adminPort'] as const;
+    const restartOnly = ['host', 'port', 'adminHost', 'adminPort', 'grpcHost', 'grpcPort'] as const;
     if (restartOnly.some((k) => next.server[k] !== this.config.server[k]) || next.store.path !== this.config.store.path) {
       this.logger.warn('listener addresses and the key store change only on restart', { event: 'reload' });
     }
@@ -325,10 +378,12 @@ export class Gateway {
     this.lifecycle = 'draining';
     const [traffic, admin] = this.servers;
     const cut = setTimeout(() => traffic?.closeAllConnections(), this.config.server.shutdownTimeoutMs);
+    const grpcClosed = this.grpc?.close(this.config.server.shutdownTimeoutMs);
     // WebSocket clients are told first (1001), so the listener's close does not wait on them.
     await this.ws?.close();
     if (traffic !== undefined) await closeServer(traffic);
     clearTimeout(cut);
+    await grpcClosed;
     await Promise.all(this.chains.map((c) => closeChainRuntime(c)));
     await this.bundle.close();
     if (admin !== undefined) {

@@ -5,6 +5,7 @@
 import type { ChainPlugin } from './plugin.js';
 import evm from '../plugins/evm/index.js';
 import objectx from '../plugins/objectx/index.js';
+import sdkGrpc from '../plugins/sdk-grpc/index.js';
 import sdkRest from '../plugins/sdk-rest/index.js';
 import sdkRpc from '../plugins/sdk-rpc/index.js';
 
@@ -13,6 +14,7 @@ const BUILT_IN: ReadonlyMap<string, ChainPlugin> = new Map<string, ChainPlugin>(
   ['objectx', objectx],
   ['sdk-rpc', sdkRpc],
   ['sdk-rest', sdkRest],
+  ['sdk-grpc', sdkGrpc],
 ]);
 
 const loaded = new Map<string, ChainPlugin>(BUILT_IN);

@@ -134,6 +134,40 @@ export interface NodeClient {
   readonly name: string;
   readonly role: NodeRole;
   request(req: UpstreamRequest, timeoutMs: number): Promise<{ status: number; text: string }>;
+  /**
+   * gRPC plugins: one unary gRPC call to the node over cleartext HTTP/2. `message` is
+   * the encoded request message (without the 5-byte gRPC prefix), `metadata` extra
+   * lower-case headers. Resolves with the call's status (0 = OK), its message and the
+   * first response message ('' and an empty Buffer when absent); rejects on connection
+   * failure, timeout or an answer that is not gRPC.
+   */
+  grpcUnary(path: string, message: Buffer, metadata: Readonly<Record<string, string>>, timeoutMs: number): Promise<GrpcUnaryReply>;
+}
+
+// ---- gRPC (plugins whose `transport` is 'grpc') ----------------------------------
+
+/** One gRPC call as the core hands it to a gRPC plugin, the `apikey` metadata already removed. */
+export interface InboundGrpcCall {
+  /** The call's path, `/package.Service/Method`, as sent (checked for that shape by the core). */
+  readonly path: string;
+  /** Request headers as received: custom metadata (lower-case names), `grpc-*` and pseudo-headers. */
+  readonly metadata: IncomingHttpHeaders;
+  /** The request message without its 5-byte prefix; undefined when the client compressed it. */
+  readonly message: Buffer | undefined;
+}
+
+/** The status a node ended a gRPC call with (from trailers, or a trailers-only answer). */
+export interface GrpcStatusReply {
+  /** gRPC status code: 0 OK, 5 NOT_FOUND, 14 UNAVAILABLE … */
+  readonly code: number;
+  /** The status message, percent-decoded ('' when absent). */
+  readonly message: string;
+}
+
+/** What `NodeClient.grpcUnary` resolves with. */
+export interface GrpcUnaryReply extends GrpcStatusReply {
+  /** The first response message, without its prefix (empty when the call failed). */
+  readonly data: Buffer;
 }
 
 /**
@@ -164,6 +198,21 @@ export interface ChainHandler {
   judge(call: Call, reply: NodeReply): Verdict;
   /** Read the node's head; throws on failure. */
   probe(node: NodeClient, timeoutMs: number): Promise<NodeHead>;
+  /**
+   * gRPC plugins: the call as a Call (`method` is the gRPC path, used for permissions;
+   * plugins add what routing needs, e.g. a height from metadata). Throws GatewayError
+   * (INVALID_REQUEST, answered INVALID_ARGUMENT) on bad metadata. Required when the
+   * plugin's transport is 'grpc'; `parse`, `judge` and `errorStyle` are then never used.
+   */
+  parseGrpc?(call: InboundGrpcCall): Call;
+  /**
+   * gRPC plugins: the verdict on a status a node answered before anything was relayed
+   * (a trailers-only answer or a message-less one) and on the final status of a relayed
+   * call (for metrics). 'pruned' and 'node-failure' move the call to another node while
+   * nothing has reached the client. The core itself blames the node for transport
+   * failures (refused, reset, timeout, an HTTP status other than 200, no grpc-status).
+   */
+  judgeGrpc?(call: Call, reply: GrpcStatusReply): Verdict;
 }
 
 /** Request limits from config that JSON-RPC parsing applies (see src/jsonrpc/envelope.ts). */
@@ -183,6 +232,12 @@ export interface PluginContext {
 
 export interface ChainPlugin {
   readonly name: string;
+  /**
+   * Which listener serves this plugin's chain endpoints: 'http' (the default: JSON-RPC
+   * and REST on the traffic listener) or 'grpc' (gRPC calls on the gRPC listener,
+   * routed by `:authority` to `route.host`; the handler implements parseGrpc/judgeGrpc).
+   */
+  readonly transport?: 'http' | 'grpc';
   /**
    * Check the `options` block of a chain using this plugin. Returns problems as
    * `[pathBelowOptions, message]` pairs; an empty list means valid.

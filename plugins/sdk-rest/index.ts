@@ -4,7 +4,6 @@
 // `height` query); below what full nodes keep, it goes to an archive node. Labels are
 // route templates (routes.ts), never raw paths: paths carry addresses.
 
-import { GatewayError } from '../../src/errors.js';
 import { isObjectText } from '../../src/jsonrpc/raw-json.js';
 import {
   definePlugin,
@@ -19,16 +18,12 @@ import {
 } from '../../src/plugin.js';
 import { DEFAULT_BLOCK_TIME_MS } from '../shared/cache.js';
 import { CostTable } from '../shared/costs.js';
-import { atHeight, decimalHeight } from '../shared/heights.js';
+import { atHeight, decimalHeight, HEIGHT_HEADER, headerHeight, PRUNED } from '../shared/heights.js';
 import { costTable, costsOption, intOption, nameList, namesOption, positiveInt, unknownKeys, type Problems } from '../shared/options.js';
 import { matchRoute, ROUTES } from './routes.js';
 
-const HEIGHT_HEADER = 'x-cosmos-block-height';
 const SLASH = 47;
-const DIGITS = /^\d{1,15}$/;
 const HEIGHT_QUERY = /(?:^|&)height=(\d{1,15})(?:&|$)/;
-/** What the SDK or CometBFT says when a node no longer holds a height's state. */
-const PRUNED = /version does not exist|is not available|pruned|lowest height is/i;
 /** Parameter routes change only by governance: kept a little longer than a block. */
 const PARAMS = /\/params(?:\/[^/]+)?$/;
 const PARAMS_TTL_MS = 10_000;
@@ -40,15 +35,6 @@ interface RestCall extends Call {
   readonly height: number | undefined;
   /** POST (broadcast, simulate): never cached. */
   readonly write: boolean;
-}
-
-/** Reads the height header: decimal digits only, else the request is refused. */
-function headerHeight(v: string | string[] | undefined): string | undefined {
-  if (v === undefined) return undefined;
-  if (typeof v !== 'string' || !DIGITS.test(v)) {
-    throw new GatewayError('INVALID_REQUEST', { message: 'x-cosmos-block-height must be a decimal height' });
-  }
-  return v;
 }
 
 /** 2xx JSON is ok; 429 backs off; pruned words send it to archive; 4xx is the chain's; 5xx see below. */

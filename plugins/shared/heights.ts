@@ -2,10 +2,26 @@
 // 0 meaning "latest". Nodes report the earliest height they keep, so routing pins a
 // call to nodes holding its height and sends it to archive below the full nodes'.
 
+import { GatewayError } from '../../src/errors.js';
 import type { PoolView } from '../../src/plugin.js';
 import { FINAL_TTL_MS } from './cache.js';
 
 const DECIMAL = /^\d{1,15}$/;
+
+/** The header (REST) and metadata (gRPC) in which SDK clients pin a query to a height. */
+export const HEIGHT_HEADER = 'x-cosmos-block-height';
+
+/** What the SDK or CometBFT says when a node no longer holds a height's state. */
+export const PRUNED = /version does not exist|is not available|pruned|lowest height is/i;
+
+/** Reads the height header: decimal digits only, else the request is refused. */
+export function headerHeight(v: string | string[] | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !DECIMAL.test(v)) {
+    throw new GatewayError('INVALID_REQUEST', { message: `${HEIGHT_HEADER} must be a decimal height` });
+  }
+  return v;
+}
 
 /** A height from a JSON value or header (`5`, `"5"`); undefined for absent, 0 (latest) or malformed. */
 export function decimalHeight(v: unknown): number | undefined {

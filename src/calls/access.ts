@@ -12,6 +12,8 @@ import type { Call, Routing } from '../plugin.js';
 import type { Admission } from '../quota/admission.js';
 import type { Limiter } from '../quota/limiter.js';
 
+export { outcomeOf } from './request-record.js';
+
 export interface CallAccessDeps {
   readonly limiter: Limiter;
   /** Read per call, so a reload's new tiers apply at once. */
@@ -21,10 +23,6 @@ export interface CallAccessDeps {
 
 /** The answer of `admit`: the admission when the store answered, else the error to give. */
 export type Admitted = { readonly admission: Admission; readonly error: GatewayError | undefined };
-
-export function outcomeOf(err: GatewayError): string {
-  return err.code.toLowerCase();
-}
 
 export class CallAccess {
   constructor(private readonly deps: CallAccessDeps) {}

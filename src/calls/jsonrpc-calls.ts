@@ -10,19 +10,15 @@ import type { TierConfig } from '../config/types.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { rpcErrorText } from '../jsonrpc/envelope.js';
 import { isInvalid, type Call, type ParsedRequest, type Routing } from '../plugin.js';
-import type { ForwardTrace, ItemResult, RoutedCall } from '../pool/forwarder.js';
+import type { ItemResult, RoutedCall } from '../pool/forwarder.js';
 import type { Admission } from '../quota/admission.js';
-import { outcomeOf, type CallAccess } from './access.js';
+import type { CallAccess } from './access.js';
+import { outcomeOf, type RequestOutcome } from './request-record.js';
 import { answerCalls, lookupCached } from './cached-calls.js';
 
-export type JsonRpcRequest = Extract<ParsedRequest, { kind: 'jsonrpc' }>;
+export type { RequestOutcome };
 
-/** What one request came to, for metrics and the request log. */
-export interface RequestOutcome extends ForwardTrace {
-  label: string;
-  outcome: string;
-  key: KeyRecord | undefined;
-}
+export type JsonRpcRequest = Extract<ParsedRequest, { kind: 'jsonrpc' }>;
 
 /** The answer to write: status for HTTP, body (null: nothing to send), extra headers. */
 export interface RpcAnswer {

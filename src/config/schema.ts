@@ -30,6 +30,8 @@ const SERVER = [
   'maxConnections',
   'wsMaxMessageBytes',
   'wsPingIntervalMs',
+  'grpcHost',
+  'grpcPort',
 ] as const;
 const TIER = ['rate', 'burst', 'daily', 'monthly', 'maxBatch', 'archive', 'wsConnections', 'wsSubscriptions', 'cacheHitsFree'] as const;
 const CHAIN = [
@@ -69,7 +71,7 @@ function readTier(r: Reader, name: string, v: unknown, path: string): TierConfig
   };
 }
 
-function readNode(r: Reader, v: unknown, path: string): NodeConfig {
+function readNode(r: Reader, v: unknown, path: string, transport: 'http' | 'grpc'): NodeConfig {
   const n = r.section(v, path, NODE, true) ?? {};
   const name = r.string(n.name, join(path, 'name'));
   if (name !== '' && !NAME.test(name)) r.problems.add(join(path, 'name'), 'must be lower-case letters, digits, "-" or "_"');
@@ -83,6 +85,12 @@ function readNode(r: Reader, v: unknown, path: string): NodeConfig {
       ok = false;
     }
     if (!ok) r.problems.add(join(path, 'url'), 'must be an http:// or https:// URL without credentials or query');
+    else if (transport === 'grpc' && !/^http:\/\/[^/]+\/?$/.test(url)) {
+      r.problems.add(
+        join(path, 'url'),
+        'of a gRPC node must be http://host:port (cleartext HTTP/2, no path): TLS to gRPC nodes is not supported yet, terminate it in front of the node',
+      );
+    }
   }
   const ws = r.optionalString(n.ws, join(path, 'ws'));
   if (ws !== undefined) {
@@ -109,7 +117,10 @@ function readChain(r: Reader, name: string, v: unknown, path: string, plugins: P
   const c = r.section(v, path, CHAIN, true) ?? {};
   if (!NAME.test(name)) r.problems.add(path, 'name must be lower-case letters, digits, "-" or "_"');
   const plugin = r.string(c.plugin, join(path, 'plugin'));
-  const route = r.section(c.route, join(path, 'route'), ['path', 'host'], true) ?? {};
+  const impl = plugin === '' ? undefined : plugins(plugin);
+  const transport = impl?.transport ?? 'http';
+  // A gRPC chain without a route is the default gRPC chain.
+  const route = r.section(c.route, join(path, 'route'), ['path', 'host'], transport === 'http') ?? {};
   const routePath = r.optionalString(route.path, join(path, 'route.path'));
   if (routePath !== undefined && !ROUTE_PATH.test(routePath)) {
     r.problems.add(join(path, 'route.path'), 'must look like "/l1" or "/hub/rpc" (no trailing slash)');
@@ -120,19 +131,24 @@ function readChain(r: Reader, name: string, v: unknown, path: string, plugins: P
     r.problems.add(join(path, 'route'), 'needs a path, a host, or both');
   }
   const options = r.named(c.options, join(path, 'options')) ?? {};
-  const impl = plugin === '' ? undefined : plugins(plugin);
   if (plugin !== '' && impl === undefined) {
     r.problems.add(
       join(path, 'plugin'),
-      `names no plugin: use a built-in one (evm, objectx, sdk-rpc, sdk-rest) or an installed npm package`,
+      `names no plugin: use a built-in one (evm, objectx, sdk-rpc, sdk-rest, sdk-grpc) or an installed npm package`,
     );
   }
   for (const [sub, message] of impl?.validateOptions?.(options) ?? []) {
     r.problems.add(join(join(path, 'options'), sub), message);
   }
+  if (transport === 'grpc' && routePath !== undefined) {
+    r.problems.add(
+      join(path, 'route.path'),
+      `("${routePath}") cannot route gRPC calls, whose paths are /package.Service/Method: remove it and set route.host (the :authority clients dial), or leave route out to make this the default gRPC chain`,
+    );
+  }
   const health = r.section(c.health, join(path, 'health'), HEALTH) ?? {};
   const breaker = r.section(c.breaker, join(path, 'breaker'), BREAKER) ?? {};
-  const nodes = r.list(c.nodes, join(path, 'nodes'), true).map((n, i) => readNode(r, n, join(join(path, 'nodes'), i)));
+  const nodes = r.list(c.nodes, join(path, 'nodes'), true).map((n, i) => readNode(r, n, join(join(path, 'nodes'), i), transport));
   if (c.nodes !== undefined && nodes.length === 0) r.problems.add(join(path, 'nodes'), 'must list at least one node');
   const archiveOnly = r.bool(c.archiveOnly, join(path, 'archiveOnly'), false);
   if (archiveOnly && nodes.length > 0 && !nodes.some((n) => n.role === 'archive')) {
@@ -141,6 +157,7 @@ function readChain(r: Reader, name: string, v: unknown, path: string, plugins: P
   return {
     name,
     plugin,
+    transport,
     network: r.string(c.network, join(path, 'network'), name),
     route: { path: routePath, host: host?.toLowerCase() },
     archiveOnly,
@@ -180,9 +197,19 @@ function readStore(r: Reader, store: Record<string, unknown>, path: string): Gat
   };
 }
 
-/** Node names are unique within a chain endpoint (metrics label them by chain and node). */
+/**
+ * Node names are unique within a chain endpoint (metrics label them by chain and node);
+ * routes are unique per listener; at most one gRPC chain is the default (no route.host).
+ */
 function checkUnique(problems: ConfigProblems, chains: ChainConfig[]): void {
   const routes = new Map<string, string>();
+  const grpcDefaults = chains.filter((c) => c.transport === 'grpc' && c.route.host === undefined).map((c) => c.name);
+  if (grpcDefaults.length > 1) {
+    problems.add(
+      `chains.${grpcDefaults[1]}.route`,
+      `needs a host: chains.${grpcDefaults[0]} is already the default gRPC chain (the one without route.host)`,
+    );
+  }
   for (const c of chains) {
     const nodeNames = new Map<string, number>();
     c.nodes.forEach((n, i) => {
@@ -195,7 +222,8 @@ function checkUnique(problems: ConfigProblems, chains: ChainConfig[]): void {
       }
       nodeNames.set(n.name, i);
     });
-    const key = `${c.route.host ?? '*'} ${c.route.path ?? '/'}`;
+    if (c.transport === 'grpc' && c.route.host === undefined) continue; // the default: checked above
+    const key = `${c.transport} ${c.route.host ?? '*'} ${c.route.path ?? '/'}`;
     const other = routes.get(key);
     if (other !== undefined) problems.add(`chains.${c.name}.route`, `is the same as chains.${other}.route`);
     routes.set(key, c.name);
@@ -267,6 +295,8 @@ export function validateConfig(
       maxConnections: r.int(s.maxConnections, 'server.maxConnections', 10_000, 1),
       wsMaxMessageBytes: r.int(s.wsMaxMessageBytes, 'server.wsMaxMessageBytes', 1_048_576, 1024),
       wsPingIntervalMs: r.int(s.wsPingIntervalMs, 'server.wsPingIntervalMs', 30_000, 10),
+      grpcHost: r.string(s.grpcHost, 'server.grpcHost', '127.0.0.1'),
+      grpcPort: r.int(s.grpcPort, 'server.grpcPort', 9090, 0, 65535),
     },
     log: { level: r.oneOf(log.level, 'log.level', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info') },
     admin: { token: adminToken },

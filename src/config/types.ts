@@ -38,6 +38,9 @@ export interface ServerConfig {
   readonly wsMaxMessageBytes: number;
   /** WebSocket pings this often; a client that has not answered the last one is dropped. */
   readonly wsPingIntervalMs: number;
+  /** gRPC listener (h2c), started when a chain endpoint uses a gRPC plugin; port 0 = ephemeral. */
+  readonly grpcHost: string;
+  readonly grpcPort: number;
 }
 
 export interface StoreConfig {
@@ -114,6 +117,8 @@ export interface BreakerConfig {
 export interface ChainConfig {
   readonly name: string;
   readonly plugin: string;
+  /** The plugin's transport: 'grpc' endpoints are served by the gRPC listener, by :authority. */
+  readonly transport: 'http' | 'grpc';
   /** Chain endpoints serving one blockchain share a network name (hub's RPC and REST). */
   readonly network: string;
   readonly route: { readonly path: string | undefined; readonly host: string | undefined };

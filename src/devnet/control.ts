@@ -4,8 +4,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { SimChain } from './chain.js';
-import type { NodeFaults } from './index.js';
-import type { DevnetNodeServer } from './node-server.js';
+import type { DevnetNode, NodeFaults } from './index.js';
 
 const FAULT_KEYS: ReadonlySet<string> = new Set([
   'latencyMs',
@@ -56,7 +55,7 @@ function faultsOf(v: unknown): NodeFaults | string {
 }
 
 export async function startControl(
-  nodes: ReadonlyMap<string, DevnetNodeServer>,
+  nodes: ReadonlyMap<string, DevnetNode>,
   chains: ReadonlyMap<string, SimChain>,
   port: number,
 ): Promise<{ url: string; close(): Promise<void> }> {

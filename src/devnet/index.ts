@@ -10,8 +10,9 @@ import { evmFamily } from './evm.js';
 import { DevnetNodeServer } from './node-server.js';
 import { objectxFamily } from './objectx.js';
 import { sdkRestFamily, sdkRpcFamily } from './sdk.js';
+import { DevnetGrpcNode } from './sdk-grpc.js';
 
-export type DevnetFamily = 'evm' | 'objectx' | 'sdk-rpc' | 'sdk-rest';
+export type DevnetFamily = 'evm' | 'objectx' | 'sdk-rpc' | 'sdk-rest' | 'sdk-grpc';
 
 export interface DevnetNodeSpec {
   /** Nodes of one network share one simulated chain (hub's RPC and REST nodes). */
@@ -95,7 +96,8 @@ export interface Devnet {
   close(): Promise<void>;
 }
 
-const FAMILIES: Readonly<Record<DevnetFamily, Family>> = {
+/** HTTP families; 'sdk-grpc' nodes are gRPC servers of their own (sdk-grpc.ts). */
+const FAMILIES: Readonly<Record<Exclude<DevnetFamily, 'sdk-grpc'>, Family>> = {
   evm: evmFamily,
   objectx: objectxFamily,
   'sdk-rpc': sdkRpcFamily,
@@ -109,7 +111,7 @@ export function defaultChainId(network: string): number {
 
 export async function startDevnet(specs: readonly DevnetNodeSpec[], options: DevnetOptions = {}): Promise<Devnet> {
   const chains = new Map<string, SimChain>();
-  const nodes = new Map<string, DevnetNodeServer>();
+  const nodes = new Map<string, DevnetNodeServer | DevnetGrpcNode>();
   const blockTimeMs = options.blockTimeMs ?? 1_000;
   try {
     for (const s of specs) {
@@ -119,18 +121,22 @@ export async function startDevnet(specs: readonly DevnetNodeSpec[], options: Dev
         chain = new SimChain(s.network, options.startHeight ?? 1_000, blockTimeMs);
         chains.set(s.network, chain);
       }
-      const node = new DevnetNodeServer(
-        s.name,
-        s.network,
-        s.family,
-        s.role,
-        chain,
-        options.chainIds?.[s.network] ?? defaultChainId(s.network),
-        FAMILIES[s.family],
-        options.fullRetention ?? 128,
-        s.host ?? '127.0.0.1',
-        s.port ?? 0,
-      );
+      const retention = options.fullRetention ?? 128;
+      const node =
+        s.family === 'sdk-grpc'
+          ? new DevnetGrpcNode(s.name, s.network, s.role, chain, retention, s.host ?? '127.0.0.1', s.port ?? 0)
+          : new DevnetNodeServer(
+              s.name,
+              s.network,
+              s.family,
+              s.role,
+              chain,
+              options.chainIds?.[s.network] ?? defaultChainId(s.network),
+              FAMILIES[s.family],
+              retention,
+              s.host ?? '127.0.0.1',
+              s.port ?? 0,
+            );
       nodes.set(s.name, node);
       await node.listen();
     }

@@ -10,9 +10,9 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { memberRaw, splitArray } from '../jsonrpc/raw-json.js';
 import type { SimChain } from './chain.js';
 import type { DevRequest, Family, Feed, NodeView, RpcOutcome } from './family.js';
-import type { DevnetFamily, NodeFaults, RecordedRequest } from './index.js';
+import type { DevnetFamily } from './index.js';
+import { DevnetNodeBase } from './node-base.js';
 
-const MAX_RECORDS = 10_000;
 /** After a stall, at most this many missed blocks are pushed to subscribers. */
 const MAX_CATCH_UP = 64;
 
@@ -30,14 +30,9 @@ function rpcText(id: string, outcome: RpcOutcome): string {
   return `{"jsonrpc":"2.0","id":${idText},"result":${JSON.stringify(outcome.result ?? null)}}`;
 }
 
-export class DevnetNodeServer implements NodeView {
-  readonly received: RecordedRequest[] = [];
-  url = '';
+export class DevnetNodeServer extends DevnetNodeBase implements NodeView {
   private server: Server | undefined;
-  private faults: NodeFaults = {};
-  private stalledAt: number | undefined;
   private readonly hung = new Set<ServerResponse>();
-  private held: Array<() => void> = [];
   private readonly sockets = new Set<Socket>();
   private port: number;
   private readonly wss = new WebSocketServer({ noServer: true });
@@ -46,29 +41,21 @@ export class DevnetNodeServer implements NodeView {
   private pushed: number;
 
   constructor(
-    readonly name: string,
-    readonly network: string,
+    name: string,
+    network: string,
     readonly family: DevnetFamily,
-    readonly role: 'full' | 'archive',
-    readonly chain: SimChain,
+    role: 'full' | 'archive',
+    chain: SimChain,
     readonly chainId: number,
     private readonly impl: Family,
-    private readonly fullRetention: number,
+    fullRetention: number,
     private readonly host: string,
     port: number,
   ) {
+    super(name, network, role, chain, fullRetention);
     this.port = port;
     this.pushed = chain.height();
     chain.onBlocks(() => this.push());
-  }
-
-  height(): number {
-    const h = this.chain.height();
-    return this.stalledAt === undefined ? h : Math.min(h, this.stalledAt);
-  }
-
-  earliest(): number {
-    return this.role === 'archive' ? 1 : Math.max(1, this.height() - this.fullRetention + 1);
   }
 
   async listen(): Promise<void> {
@@ -88,47 +75,18 @@ export class DevnetNodeServer implements NodeView {
     this.server = server;
   }
 
-  private async stop(): Promise<void> {
+  protected releaseHung(): void {
+    for (const res of this.hung) res.destroy();
+    this.hung.clear();
+  }
+
+  protected async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
     if (server === undefined) return;
-    for (const res of this.hung) res.destroy();
-    this.hung.clear();
+    this.releaseHung();
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-
-  clearReceived(): void {
-    this.received.length = 0;
-  }
-
-  currentFaults(): NodeFaults {
-    return { ...this.faults };
-  }
-
-  async setFaults(f: NodeFaults): Promise<void> {
-    const wasDown = this.faults.down === true;
-    this.faults = { ...f };
-    this.stalledAt = f.stalled === true ? (this.stalledAt ?? this.chain.height()) : undefined;
-    if (f.hang !== true) {
-      for (const res of this.hung) res.destroy();
-      this.hung.clear();
-    }
-    if (f.hold !== true) {
-      const release = this.held;
-      this.held = [];
-      for (const answer of release) answer();
-    }
-    if (f.down === true && !wasDown) await this.stop();
-    if (f.down !== true && wasDown) await this.listen();
-  }
-
-  clearFaults(): Promise<void> {
-    return this.setFaults({});
-  }
-
-  close(): Promise<void> {
-    return this.stop();
   }
 
   /** WebSocket at the JSON-RPC path: calls answered as over HTTP, plus the family's subscriptions. */
@@ -145,7 +103,7 @@ export class DevnetNodeServer implements NodeView {
       ws.on('error', () => undefined);
       ws.on('message', (data) => {
         const text = (data as Buffer).toString('utf8');
-        this.record('WS', req.url ?? '/', req, text);
+        this.record({ method: 'WS', path: req.url ?? '/', headers: { ...req.headers }, body: text, at: Date.now() });
         if (this.faults.hang === true) return;
         const delay = this.faults.latencyMs ?? 0;
         if (delay > 0) setTimeout(() => this.wsAnswer(conn, text), delay);
@@ -207,18 +165,13 @@ export class DevnetNodeServer implements NodeView {
     }
   }
 
-  private record(method: string, path: string, req: IncomingMessage, body: string): void {
-    this.received.push({ method, path, headers: { ...req.headers }, body, at: Date.now() });
-    if (this.received.length > MAX_RECORDS) this.received.splice(0, this.received.length - MAX_RECORDS);
-  }
-
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       const path = req.url ?? '/';
-      this.record(req.method ?? 'GET', path, req, body);
+      this.record({ method: req.method ?? 'GET', path, headers: { ...req.headers }, body, at: Date.now() });
       const delay = this.faults.latencyMs ?? 0;
       if (delay > 0) setTimeout(() => this.answer(req, res, path, body), delay);
       else this.answer(req, res, path, body);
@@ -227,10 +180,7 @@ export class DevnetNodeServer implements NodeView {
 
   private answer(req: IncomingMessage, res: ServerResponse, path: string, body: string): void {
     const f = this.faults;
-    if (f.hold === true) {
-      this.held.push(() => this.answer(req, res, path, body));
-      return;
-    }
+    if (this.holdBack(() => this.answer(req, res, path, body))) return;
     if (f.hang === true) {
       this.hung.add(res);
       res.on('close', () => this.hung.delete(res));

@@ -15,7 +15,8 @@ import { restErrorText } from './answers.js';
 import type { EndpointTable } from './endpoints.js';
 import { HttpAnswer } from './http-answer.js';
 import { normalizePath } from './path.js';
-import { outcomeOf, type Pipeline, type RequestOutcome } from './pipeline.js';
+import { newOutcome, outcomeOf, recordRequest } from '../calls/request-record.js';
+import type { Pipeline } from './pipeline.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -70,7 +71,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa {
       ]);
     }
     const chain = routed.target;
-    const result: RequestOutcome = { label: 'other', outcome: 'ok', key: undefined, node: undefined, attempts: 0 };
+    const result = newOutcome();
     let out = new HttpAnswer();
     out.headers.push('x-request-id', requestId);
     chain.load.inFlight++;
@@ -90,22 +91,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa {
     if (deps.draining()) out.set('connection', 'close');
     out.send(res);
     chain.load.inFlight--;
-    const seconds = (performance.now() - started) / 1000;
-    metrics.observeRequest(chain.name, result.label, result.outcome, 'http', seconds);
-    if (logger.enabled('info')) {
-      logger.request({
-        requestId,
-        chain: chain.name,
-        method: result.label,
-        node: result.node,
-        attempts: result.attempts,
-        status: out.status,
-        outcome: result.outcome,
-        ms: Math.round(seconds * 1e4) / 10,
-        key: result.key?.prefix,
-        keyId: result.key?.id,
-      });
-    }
+    recordRequest(metrics, logger, { requestId, chain: chain.name, transport: 'http', status: out.status, started, result });
   });
   return app;
 }

@@ -8,8 +8,9 @@ import type { KeyCache } from '../auth/key-cache.js';
 import { extractKey, type ExtractedKey } from '../auth/extract.js';
 import { hashKey } from '../auth/key-format.js';
 import type { KeyRecord } from '../auth/key-store.js';
-import { CallAccess, outcomeOf } from '../calls/access.js';
-import { answerJsonRpc, type RequestOutcome, type RpcAnswer } from '../calls/jsonrpc-calls.js';
+import { CallAccess } from '../calls/access.js';
+import { answerJsonRpc, type RpcAnswer } from '../calls/jsonrpc-calls.js';
+import { outcomeOf, type RequestOutcome } from '../calls/request-record.js';
 import type { ChainRuntime } from '../chain-runtime.js';
 import type { TierConfig } from '../config/types.js';
 import { GatewayError, isGatewayError } from '../errors.js';
@@ -22,8 +23,6 @@ import type { Limiter } from '../quota/limiter.js';
 import { readBody } from './body.js';
 import { requestErrorText, restErrorText } from './answers.js';
 import type { HttpAnswer } from './http-answer.js';
-
-export { outcomeOf, type RequestOutcome };
 
 export interface PipelineDeps {
   readonly keys: KeyCache;

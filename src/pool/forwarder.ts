@@ -35,7 +35,8 @@ export interface ForwardTrace {
 /** An item's answer: its raw JSON text, undefined for a notification, or a table error. */
 export type ItemResult = string | undefined | GatewayError;
 
-const ARCHIVE_FALLBACK: Routing = { archive: true, cost: 0, label: '' };
+/** Where a call goes after a full node's pruned-state answer. */
+export const ARCHIVE_FALLBACK: Routing = { archive: true, cost: 0, label: '' };
 
 function toFailure(err: unknown): Error {
   if (err instanceof UpstreamError) return new NodeFailure(err.kind, err.message);
@@ -51,7 +52,8 @@ export class Forwarder {
   constructor(
     private readonly pool: NodePool,
     private readonly handler: ChainHandler,
-    private readonly observer: ForwardObserver = {},
+    /** Public so other transports' relays (grpc/relay.ts) report attempts the same way. */
+    readonly observer: ForwardObserver = {},
   ) {}
 
   private outcomeOf(err: unknown): Outcome {
@@ -62,7 +64,7 @@ export class Forwarder {
   }
 
   /** Book a failed attempt: back off a throttling node, count the rest, tell metrics. */
-  private attemptFailed(node: PoolNode, attempts: Attempts, err: unknown, started: number): void {
+  attemptFailed(node: PoolNode, attempts: Attempts, err: unknown, started: number): void {
     const outcome = this.outcomeOf(err);
     if (outcome === 'throttled') node.throttle(Date.now());
     else attempts.failed(outcome === 'timeout');

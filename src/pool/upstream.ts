@@ -1,9 +1,11 @@
 // An HTTP client to one node: an undici Pool with keep-alive, per-attempt timeouts
-// and a cap on how much of an answer is read, so one node cannot exhaust memory.
+// and a cap on how much of an answer is read, so one node cannot exhaust memory; and,
+// for gRPC nodes, an HTTP/2 client made on first use (grpc-client.ts).
 // It only moves bytes; what an answer means is the plugin's call.
 
 import { Pool, type Dispatcher } from 'undici';
-import type { NodeClient, NodeRole, UpstreamRequest } from '../plugin.js';
+import type { GrpcUnaryReply, NodeClient, NodeRole, UpstreamRequest } from '../plugin.js';
+import { GrpcClient } from './grpc-client.js';
 
 export type UpstreamFailure = 'timeout' | 'connect' | 'too-large' | 'io';
 
@@ -128,6 +130,8 @@ export class UpstreamNode implements NodeClient {
   private readonly pool: Pool;
   private readonly basePath: string;
   private readonly rootPath: string;
+  private readonly origin: string;
+  private h2: GrpcClient | undefined;
 
   constructor(
     readonly name: string,
@@ -138,6 +142,7 @@ export class UpstreamNode implements NodeClient {
     const u = new URL(url);
     this.basePath = u.pathname === '/' ? '' : u.pathname.replace(/\/+$/, '');
     this.rootPath = this.basePath === '' ? '/' : this.basePath;
+    this.origin = u.origin;
     this.pool = new Pool(u.origin, { connections: options.connections, pipelining: 1, keepAliveTimeout: 30_000 });
   }
 
@@ -169,8 +174,17 @@ export class UpstreamNode implements NodeClient {
     });
   }
 
-  close(): Promise<void> {
-    return this.pool.close();
+  /** The node's HTTP/2 client for gRPC calls, connected on first use. */
+  get grpc(): GrpcClient {
+    return (this.h2 ??= new GrpcClient(this.origin));
+  }
+
+  grpcUnary(path: string, message: Buffer, metadata: Readonly<Record<string, string>>, timeoutMs: number): Promise<GrpcUnaryReply> {
+    return this.grpc.unary(path, message, metadata, timeoutMs);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.pool.close(), this.h2?.close()]);
   }
 
   destroy(): Promise<void> {

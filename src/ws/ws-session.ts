@@ -7,8 +7,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RawData, WebSocket } from 'ws';
 import { keyState, type KeyMatch, type KeyRecord } from '../auth/key-store.js';
-import { outcomeOf, type CallAccess } from '../calls/access.js';
-import { answerJsonRpc, type OwnCalls, type RequestOutcome } from '../calls/jsonrpc-calls.js';
+import type { CallAccess } from '../calls/access.js';
+import { answerJsonRpc, type OwnCalls } from '../calls/jsonrpc-calls.js';
+import { newOutcome, outcomeOf, recordRequest, type RequestOutcome } from '../calls/request-record.js';
 import type { ChainRuntime } from '../chain-runtime.js';
 import type { TierConfig } from '../config/types.js';
 import { GatewayError, isGatewayError } from '../errors.js';
@@ -141,7 +142,8 @@ export class WsSession implements Subscriber {
     const rt = this.deps.runtime(this.chain);
     if (rt === undefined) return this.close(1001, 'Endpoint removed');
     const record = this.match.record;
-    const result: RequestOutcome = { label: 'other', outcome: 'ok', key: record, node: undefined, attempts: 0 };
+    const result = newOutcome();
+    result.key = record;
     rt.load.inFlight++;
     this.inFlight++;
     try {
@@ -156,7 +158,14 @@ export class WsSession implements Subscriber {
     } finally {
       this.inFlight--;
       rt.load.inFlight--;
-      this.observe(rt, result, started);
+      recordRequest(this.deps.metrics, this.deps.logger, {
+        requestId: `${this.id}:${++this.seq}`,
+        chain: rt.name,
+        transport: 'ws',
+        status: undefined,
+        started,
+        result,
+      });
     }
   }
 
@@ -238,25 +247,5 @@ export class WsSession implements Subscriber {
     return found
       ? `{"jsonrpc":"2.0","id":${call.id},"result":true}`
       : `{"jsonrpc":"2.0","id":${call.id},"error":{"code":-32000,"message":"subscription not found"}}`;
-  }
-
-  private observe(rt: ChainRuntime, result: RequestOutcome, started: number): void {
-    const { metrics, logger } = this.deps;
-    const seconds = (performance.now() - started) / 1000;
-    metrics.observeRequest(rt.name, result.label, result.outcome, 'ws', seconds);
-    if (logger.enabled('info')) {
-      logger.request({
-        requestId: `${this.id}:${++this.seq}`,
-        transport: 'ws',
-        chain: rt.name,
-        method: result.label,
-        node: result.node,
-        attempts: result.attempts,
-        outcome: result.outcome,
-        ms: Math.round(seconds * 1e4) / 10,
-        key: result.key?.prefix,
-        keyId: result.key?.id,
-      });
-    }
   }
 }

@@ -2,10 +2,11 @@
 // every kind is driven through a real stack, /metrics is scraped, and every panel
 // expression and alert rule is checked for metric and label names.
 
+import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { readdir, readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
-import { DEFAULT_TIERS, get, rpc, startStack, type Stack } from '../support/harness.js';
+import { DEFAULT_CHAINS, DEFAULT_TIERS, get, HUB_GRPC, rpc, startStack, type Stack } from '../support/harness.js';
 import { parseExposition, parsePromQl } from '../support/promql.js';
 import { RpcSocket, until, wsUrl } from '../support/ws-client.js';
 
@@ -53,9 +54,10 @@ describe('Grafana dashboards and alert rules', function () {
   this.timeout(30_000);
   let stack: Stack;
   let exported: Map<string, Set<string>>;
+  let scrape: string;
 
   before(async () => {
-    stack = await startStack({ tiers: `${DEFAULT_TIERS}  tiny: { rate: 1, burst: 1 }\n` });
+    stack = await startStack({ chains: [...DEFAULT_CHAINS, HUB_GRPC], tiers: `${DEFAULT_TIERS}  tiny: { rate: 1, burst: 1 }\n` });
     const h = { apikey: stack.key };
     const call = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' };
     await rpc(stack.url('/l1'), call, h);
@@ -67,6 +69,20 @@ describe('Grafana dashboards and alert rules', function () {
       h,
     );
     await rpc(stack.url('/l1'), call, { apikey: 'nrk_' + 'n'.repeat(32) });
+    const grpcClient = new grpc.Client(stack.gateway.grpcAddress, grpc.credentials.createInsecure());
+    const md = new grpc.Metadata();
+    md.set('apikey', stack.key);
+    await new Promise((resolve) =>
+      grpcClient.makeUnaryRequest(
+        '/cosmos.auth.v1beta1.Query/Params',
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.alloc(0),
+        md,
+        resolve,
+      ),
+    );
+    grpcClient.close();
     await rpc(stack.url('/l1'), '{nope', h);
     await stack.devnet.node('l1-full-1').setFaults({ status: 502 });
     for (let i = 0; i < 4; i++) await rpc(stack.url('/l1'), call, h);
@@ -85,7 +101,8 @@ describe('Grafana dashboards and alert rules', function () {
     await socket.close();
     await stack.gateway.reload();
     for (const rt of stack.gateway.runtimes()) await rt.prober.probeAll();
-    exported = parseExposition((await get(stack.admin('/metrics'))).text);
+    scrape = (await get(stack.admin('/metrics'))).text;
+    exported = parseExposition(scrape);
   });
   after(() => stack.close());
 
@@ -156,6 +173,11 @@ describe('Grafana dashboards and alert rules', function () {
       'NoderouterSubscriptionsDropped',
     ]);
     for (const [alert, expr] of rules) check(alert, expr);
+  });
+
+  it('counts requests of both transports, which the Overview splits', () => {
+    expect(scrape).to.match(/noderouter_requests_total\{[^}]*transport="http"\} [1-9]/);
+    expect(scrape).to.match(/noderouter_requests_total\{chain="hub-grpc",[^}]*transport="grpc"\} [1-9]/);
   });
 
   it('exports the error outcomes the alert rules name', () => {

@@ -1,6 +1,7 @@
 // The devnet's control server, as a person uses it to watch failover: list nodes,
 // inject and clear faults, mine and reorganise blocks; bad input gets 400/404.
 
+import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { startDevnet, type Devnet } from '../../src/devnet/index.js';
 
@@ -69,5 +70,53 @@ describe('devnet control server', function () {
     expect((await control('/nodes/a/faults', { method: 'PUT', body: 'nope' })).status).to.equal(400);
     expect((await control('/chains/l1/advance?blocks=-1', { method: 'POST' })).status).to.equal(400);
     expect((await control('/elsewhere')).status).to.equal(404);
+  });
+});
+
+describe('devnet gRPC nodes through the control server', function () {
+  this.timeout(10_000);
+  let devnet: Devnet;
+  let client: grpc.Client;
+  const put = (body: string) => fetch(`${devnet.controlUrl}/nodes/g/faults`, { method: 'PUT', body });
+  const params = (): Promise<number> =>
+    new Promise((resolve) =>
+      client.makeUnaryRequest(
+        '/cosmos.auth.v1beta1.Query/Params',
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.alloc(0),
+        new grpc.Metadata(),
+        { deadline: Date.now() + 2_000 },
+        (err) => resolve(err === null ? 0 : err.code),
+      ),
+    );
+
+  before(async () => {
+    devnet = await startDevnet([{ network: 'hub', family: 'sdk-grpc', name: 'g', role: 'full' }], {
+      blockTimeMs: 0,
+      startHeight: 300,
+      fullRetention: 10,
+    });
+    client = new grpc.Client(devnet.node('g').url.replace('http://', ''), grpc.credentials.createInsecure());
+  });
+  after(async () => {
+    client.close();
+    await devnet.close();
+  });
+
+  it('lists the gRPC node and switches its faults: a gRPC status, down, cleared', async () => {
+    const body = (await (await fetch(`${devnet.controlUrl}/nodes`)).json()) as { nodes: Array<Record<string, unknown>> };
+    expect(body.nodes.map((n) => [n.name, n.family, n.height, n.earliest])).to.deep.equal([['g', 'sdk-grpc', 300, 291]]);
+    expect(await params()).to.equal(0);
+    expect((await put('{"status":14}')).status).to.equal(200);
+    expect(await params()).to.equal(grpc.status.UNAVAILABLE);
+    await put('{"down":true}');
+    expect(await params()).to.equal(grpc.status.UNAVAILABLE);
+    expect((await fetch(`${devnet.controlUrl}/nodes/g/faults`, { method: 'DELETE' })).status).to.equal(200);
+    // A new client: the old one backs off before reconnecting to a node it saw refuse.
+    client.close();
+    client = new grpc.Client(devnet.node('g').url.replace('http://', ''), grpc.credentials.createInsecure());
+    expect(await params()).to.equal(0);
+    expect(devnet.node('g').received.map((r) => r.path)).to.include('/cosmos.auth.v1beta1.Query/Params');
   });
 });

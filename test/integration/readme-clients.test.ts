@@ -7,7 +7,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { startStack, type Stack } from '../support/harness.js';
+import { DEFAULT_CHAINS, HUB_GRPC, startStack, type Stack } from '../support/harness.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -19,7 +19,7 @@ describe('README client examples', function () {
   let blocks: string[];
 
   before(async () => {
-    stack = await startStack();
+    stack = await startStack({ chains: [...DEFAULT_CHAINS, HUB_GRPC] });
     for (const rt of stack.gateway.runtimes()) await rt.prober.probeAll();
     // Inside the repository, so the examples resolve its node_modules like a user's project.
     dir = await mkdtemp(join(ROOT, 'test-output-doc-'));
@@ -31,7 +31,7 @@ describe('README client examples', function () {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('has an example for viem, ethers, cosmjs, the Sui SDK and WebSocket', () => {
+  it('has an example for viem, ethers, cosmjs, the Sui SDK, WebSocket and @grpc/grpc-js', () => {
     for (const lib of [
       "from 'viem'",
       "from 'ethers'",
@@ -39,6 +39,7 @@ describe('README client examples', function () {
       "from '@mysten/sui/client'",
       "from 'ws'",
       'webSocket(',
+      "from '@grpc/grpc-js'",
     ]) {
       expect(
         blocks.some((b) => b.includes(lib)),
@@ -63,7 +64,7 @@ describe('README client examples', function () {
       await writeFile(file, code);
       const { stdout } = await run(process.execPath, ['--import', 'tsx', file], {
         cwd: ROOT,
-        env: { ...process.env, NODEROUTER_URL: stack.gateway.url, NODEROUTER_KEY: stack.key },
+        env: { ...process.env, NODEROUTER_URL: stack.gateway.url, NODEROUTER_KEY: stack.key, NODEROUTER_GRPC: stack.gateway.grpcAddress },
       });
       expect(stdout.trim(), code).to.not.equal('');
       expect(stdout, code).to.not.match(/error/i);

@@ -142,7 +142,7 @@ describe('scale-out through Redis', function () {
     before(async () => {
       await proxy.start();
       const store = (policy: string) =>
-        `{ kind: redis, url: "redis://127.0.0.1:${proxy.port}", prefix: "${prefix}", timeoutMs: 200, onFailure: ${policy}, instances: 2 }`;
+        `{ kind: redis, url: "redis://127.0.0.1:${proxy.port}", prefix: "${prefix}", timeoutMs: 1000, onFailure: ${policy}, instances: 2 }`;
       open = await startStack({ chains: CHAINS, tiers: TIERS, storeYaml: store('fail-open') });
       closed = await startStack({ chains: CHAINS, tiers: TIERS, storeYaml: store('fail-closed') });
       keyOpen = open.key;

@@ -22,7 +22,8 @@ export interface NodeSpec {
 export interface ChainSpec {
   readonly name: string;
   readonly plugin: DevnetFamily;
-  readonly path: string;
+  /** Route path; gRPC chains (sdk-grpc) have none: they are routed by host, or are the default. */
+  readonly path?: string;
   readonly host?: string;
   readonly network?: string;
   readonly archiveOnly?: boolean;
@@ -92,6 +93,18 @@ export const DEFAULT_CHAINS: readonly ChainSpec[] = [
   },
 ];
 
+/** The hub's gRPC endpoint: the default gRPC chain (no route host), two full nodes and an archive node. */
+export const HUB_GRPC: ChainSpec = {
+  name: 'hub-grpc',
+  plugin: 'sdk-grpc',
+  network: 'hub',
+  nodes: [
+    { name: 'hub-grpc-full-1', role: 'full' },
+    { name: 'hub-grpc-full-2', role: 'full' },
+    { name: 'hub-grpc-archive-1', role: 'archive' },
+  ],
+};
+
 export const DEFAULT_TIERS = `
   free: { rate: 10, burst: 20, daily: 100000, monthly: 1000000, maxBatch: 10, archive: false, wsConnections: 2 }
   growth: { rate: 100, burst: 200, maxBatch: 100, archive: true }
@@ -151,7 +164,9 @@ export function configYaml(
         `  ${c.name}:`,
         `    plugin: ${c.plugin}`,
         `    network: ${c.network ?? c.name}`,
-        `    route: { path: ${c.path}${c.host === undefined ? '' : `, host: ${c.host}`} }`,
+        c.path === undefined && c.host === undefined
+          ? ''
+          : `    route: { ${[c.path === undefined ? '' : `path: ${c.path}`, c.host === undefined ? '' : `host: ${c.host}`].filter((r) => r !== '').join(', ')} }`,
         `    archiveOnly: ${c.archiveOnly === true}`,
         `    cache: ${c.cache ?? 'off'}`,
         c.extra?.includes('    health:') === true ? '' : `    health: { intervalMs: ${opts.probeIntervalMs}, timeoutMs: 500 }`,
@@ -164,7 +179,7 @@ export function configYaml(
     })
     .join('\n');
   return [
-    `server: { host: 127.0.0.1, port: 0, adminHost: 127.0.0.1, adminPort: 0${opts.serverYaml === undefined ? '' : `, ${opts.serverYaml}`} }`,
+    `server: { host: 127.0.0.1, port: 0, adminHost: 127.0.0.1, adminPort: 0, grpcPort: 0${opts.serverYaml === undefined ? '' : `, ${opts.serverYaml}`} }`,
     'log: { level: silent }',
     opts.adminToken === undefined ? '' : `admin: { token: "${opts.adminToken}" }`,
     `store: ${opts.storeYaml}`,

@@ -100,4 +100,40 @@ chains:
     expect(c.tiers.free?.burst).to.equal(Infinity);
     expect(c.tiers.free?.maxBatch).to.equal(5);
   });
+
+  describe('gRPC chain endpoints', () => {
+    const grpcChain = (name: string, route: string, url = 'http://127.0.0.1:9') =>
+      `  ${name}:\n    plugin: sdk-grpc\n${route}    nodes:\n      - { name: g, url: "${url}", role: full }\n`;
+
+    it("defaults the listener to 127.0.0.1:9090; a gRPC chain needs no route, and may share an HTTP chain's route key", async () => {
+      const c = await parseConfig(`${BASE}${grpcChain('hub-grpc', '')}`, '/etc/nr.yaml', {});
+      expect([c.server.grpcHost, c.server.grpcPort]).to.deep.equal(['127.0.0.1', 9090]);
+      expect(c.chains['hub-grpc']?.transport).to.equal('grpc');
+      expect(c.chains.hub?.transport).to.equal('http');
+      expect(c.chains['hub-grpc']?.route).to.deep.equal({ path: undefined, host: undefined });
+    });
+
+    it('refuses route.path on a gRPC chain, naming the path and the fix', async () => {
+      const p = await problems(`${BASE}${grpcChain('hub-grpc', '    route: { path: /hub/grpc }\n')}`);
+      expect(p).to.have.length(1);
+      expect(p[0]).to.match(/^chains\.hub-grpc\.route\.path \("\/hub\/grpc"\) cannot route gRPC calls.*set route\.host/);
+    });
+
+    it('allows one default gRPC chain (without route.host)', async () => {
+      const two = await problems(`${BASE}${grpcChain('a-grpc', '')}${grpcChain('b-grpc', '')}`);
+      expect(two).to.deep.equal([
+        'chains.b-grpc.route needs a host: chains.a-grpc is already the default gRPC chain (the one without route.host)',
+      ]);
+      const hosted = await problems(`${BASE}${grpcChain('a-grpc', '')}${grpcChain('b-grpc', '    route: { host: b.grpc.example }\n')}`);
+      expect(hosted).to.deep.equal([]);
+    });
+
+    it('refuses https:// and paths in gRPC node URLs (cleartext HTTP/2 only)', async () => {
+      for (const url of ['https://node.example:9090', 'http://127.0.0.1:9090/grpc']) {
+        const p = await problems(`${BASE}${grpcChain('hub-grpc', '', url)}`);
+        expect(p, url).to.have.length(1);
+        expect(p[0]).to.match(/^chains\.hub-grpc\.nodes\[0\]\.url of a gRPC node must be http:\/\/host:port/);
+      }
+    });
+  });
 });

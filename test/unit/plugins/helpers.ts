@@ -42,6 +42,7 @@ export function fakeNode(status: number, text: string): NodeClient & { seen: Ups
       seen.push(req);
       return { status, text };
     },
+    grpcUnary: () => Promise.reject(new Error('not a gRPC node')),
   };
 }
 

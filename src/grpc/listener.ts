@@ -1,0 +1,139 @@
+// The gRPC listener: one cleartext HTTP/2 (h2c) server. Each call is checked for
+// gRPC's shape (POST, application/grpc, a /package.Service/Method path), routed to a
+// chain endpoint by its :authority host (the gRPC chain without route.host takes the
+// rest), and handed to the relay; every call is counted and logged like HTTP requests.
+// close() sends GOAWAY, lets calls in flight finish within a bound, then cuts them.
+
+import { randomUUID } from 'node:crypto';
+import {
+  constants,
+  createServer,
+  type Http2Server,
+  type IncomingHttpHeaders,
+  type ServerHttp2Session,
+  type ServerHttp2Stream,
+} from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import type { ChainRuntime } from '../chain-runtime.js';
+import { GatewayError } from '../errors.js';
+import type { EndpointTable } from '../http/endpoints.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { newOutcome, outcomeOf, recordRequest } from '../calls/request-record.js';
+import type { GrpcRelay } from './relay.js';
+import { refuse } from './status.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** `/package.Service/Method`: the only paths gRPC clients send. */
+const GRPC_PATH = /^\/[A-Za-z_][A-Za-z0-9_.]*\/[A-Za-z_][A-Za-z0-9_]*$/;
+
+export interface GrpcListenerDeps {
+  /** gRPC chain endpoints by host; read per call so a reload can swap it. */
+  readonly endpoints: () => EndpointTable<ChainRuntime>;
+  readonly relay: GrpcRelay;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  /** True while shutting down: calls still arriving on open sessions get UNAVAILABLE. */
+  readonly draining: () => boolean;
+  readonly maxPathLength: () => number;
+  readonly maxHeaderBytes: number;
+  readonly maxConnections: number;
+  /** Sessions without a call for this long are closed (GOAWAY). */
+  readonly idleTimeoutMs: number;
+}
+
+export class GrpcListener {
+  private readonly server: Http2Server;
+  private readonly sessions = new Set<ServerHttp2Session>();
+  /** host:port the listener is bound to. */
+  address = '';
+
+  constructor(private readonly deps: GrpcListenerDeps) {
+    this.server = createServer({ settings: { maxHeaderListSize: deps.maxHeaderBytes }, maxSessionInvalidFrames: 100 });
+    this.server.maxConnections = deps.maxConnections;
+    this.server.on('session', (session: ServerHttp2Session) => {
+      this.sessions.add(session);
+      session.setTimeout(deps.idleTimeoutMs, () => session.close());
+      session.on('error', () => undefined);
+      session.on('close', () => this.sessions.delete(session));
+    });
+    this.server.on('stream', (stream, headers) => void this.onStream(stream, headers));
+  }
+
+  listen(host: string, port: number): Promise<AddressInfo> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        const a = this.server.address() as AddressInfo;
+        this.address = `${host.includes(':') ? `[${host}]` : host}:${a.port}`;
+        resolve(a);
+      });
+    });
+  }
+
+  private async onStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Promise<void> {
+    stream.on('error', () => undefined);
+    const { deps } = this;
+    const started = performance.now();
+    // Not gRPC at all: answered in HTTP, as the gRPC spec says.
+    if (headers[':method'] !== 'POST') {
+      stream.respond({ ':status': 405, allow: 'POST' }, { endStream: true });
+      return;
+    }
+    const ct = headers['content-type'];
+    if (typeof ct !== 'string' || !/^application\/grpc(?:$|[+;])/.test(ct)) {
+      stream.respond({ ':status': 415, accept: 'application/grpc' }, { endStream: true });
+      stream.close(constants.NGHTTP2_NO_ERROR);
+      return;
+    }
+    const path = headers[':path'] ?? '';
+    if (path.length > deps.maxPathLength() || !GRPC_PATH.test(path)) {
+      refuse(stream, new GatewayError('METHOD_NOT_FOUND', { message: 'Not a gRPC method path (/package.Service/Method)' }));
+      return;
+    }
+    const routed = deps.endpoints().match(headers[':authority'] ?? headers.host, '/');
+    if (routed === undefined) {
+      refuse(stream, new GatewayError('ENDPOINT_NOT_FOUND', { message: 'No gRPC chain endpoint for this authority' }));
+      return;
+    }
+    const chain = routed.target;
+    const given = headers['x-request-id'];
+    const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    const result = newOutcome();
+    let status = 0;
+    chain.load.inFlight++;
+    try {
+      if (deps.draining()) {
+        const e = new GatewayError('UNAVAILABLE', { message: 'Gateway is shutting down' });
+        result.outcome = outcomeOf(e);
+        status = e.grpcCode;
+        refuse(stream, e, { 'retry-after': '1' });
+      } else {
+        status = await deps.relay.handle(stream, headers, chain, result);
+      }
+    } catch (err) {
+      // A bug, not a client's doing: answer UNAVAILABLE and log it.
+      const e = new GatewayError('UPSTREAM_FAILED', { cause: err });
+      result.outcome = outcomeOf(e);
+      status = e.grpcCode;
+      refuse(stream, e);
+      if (!stream.destroyed && stream.headersSent && !stream.closed) stream.close(constants.NGHTTP2_INTERNAL_ERROR);
+      deps.logger.error('gRPC call failed unexpectedly', { requestId, chain: chain.name, error: (err as Error).stack ?? String(err) });
+    } finally {
+      chain.load.inFlight--;
+      recordRequest(deps.metrics, deps.logger, { requestId, chain: chain.name, transport: 'grpc', status, started, result });
+    }
+  }
+
+  /** GOAWAY to every session; calls in flight get `timeoutMs` to finish, then sessions are cut. */
+  async close(timeoutMs: number): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const s of this.sessions) s.close();
+    const cut = setTimeout(() => {
+      for (const s of this.sessions) s.destroy();
+    }, timeoutMs);
+    await closed;
+    clearTimeout(cut);
+  }
+}
