@@ -6,7 +6,9 @@
 // several scenarios. Targets run pinned to one core and the load to the other where
 // taskset exists; rounds alternate the targets. Prints one table and writes
 // bench/results/<date>.json. BENCH_SECONDS (default 5), BENCH_ROUNDS (default 2),
-// BENCH_CONNECTIONS (default 64), BENCH_SKIP_1M=1 to leave out the 1 000 000-key store.
+// BENCH_CONNECTIONS (default 64), BENCH_SKIP_1M=1 to leave out the 1 000 000-key store,
+// BENCH_BEFORE=<git revision> to build that revision too and measure it beside this one
+// (single calls and batches, 1 key): a before and after in one run.
 
 import autocannon from 'autocannon';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -26,6 +28,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const TASKSET = existsSync('/usr/bin/taskset');
 const children: ChildProcess[] = [];
+/** Run at the end, whatever happened (worktrees of built revisions). */
+const cleanups: Array<() => void> = [];
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -207,6 +211,18 @@ function nginxAvailable(): boolean {
   return has();
 }
 
+/** A git revision of this repository, built beside it (its dist/), on this checkout's node_modules. */
+async function buildRevision(rev: string, where: string): Promise<string> {
+  console.log(`building ${rev} for the before figures…`);
+  execFileSync('git', ['worktree', 'add', '--detach', '--force', where, rev], { cwd: ROOT, stdio: 'ignore' });
+  cleanups.push(() => execFileSync('git', ['worktree', 'remove', '--force', where], { cwd: ROOT, stdio: 'ignore' }));
+  execFileSync('ln', ['-s', join(ROOT, 'node_modules'), join(where, 'node_modules')]);
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(where, 'tsconfig.build.json')], {
+    stdio: 'inherit',
+  });
+  return where;
+}
+
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'noderouter-bench-'));
   if (!existsSync(join(ROOT, 'dist/src/bin.js'))) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
@@ -270,6 +286,16 @@ http { access_log off; client_body_temp_path ${dir}/nginx;
   }
   const [g1] = gateways;
   if (g1 === undefined) throw new Error('no gateway');
+  const before = process.env.BENCH_BEFORE;
+  let gBefore: (typeof gateways)[number] | undefined;
+  if (before !== undefined && before !== '') {
+    const gdir = await mkdtemp(join(dir, 'gw-'));
+    const root = await buildRevision(before, join(dir, 'before'));
+    const key = await fileStore(gdir, 1);
+    const { file, port } = await gatewayConfig(gdir, ports, `{ kind: file, path: "${gdir}/keys.json" }`);
+    const child = await start(process.execPath, [join(root, 'dist/src/bin.js'), 'serve', '--config', file], {}, 1, /serving (\S+)/);
+    gBefore = { label: `1 key, before (${before})`, url: `http://127.0.0.1:${port}`, key, pid: child.pid };
+  }
   const auth = (key: string) => ({ apikey: key });
 
   const plan: Array<{ scenario: string; target: string; url: string; load: Load; floor: string; pid?: number; isFloor?: boolean }> = [];
@@ -304,6 +330,11 @@ http { access_log off; client_body_temp_path ${dir}/nginx;
     });
   };
   nr('single', g1, '/l1', shapes.single as Load, 'single');
+  if (gBefore !== undefined) {
+    nr('single', gBefore, '/l1', shapes.single as Load, 'single');
+    nr('batch of 10', gBefore, '/l1', shapes['batch of 10'] as Load, 'batch of 10');
+    nr('batch of 100', gBefore, '/l1', shapes['batch of 100'] as Load, 'batch of 100');
+  }
   nr('batch of 10', g1, '/l1', shapes['batch of 10'] as Load, 'batch of 10');
   nr('batch of 100', g1, '/l1', shapes['batch of 100'] as Load, 'batch of 100');
   nr('REST GET', g1, '/rest', shapes['REST GET'] as Load, 'REST GET');
@@ -397,6 +428,7 @@ main()
   })
   .finally(() => {
     for (const c of children) c.kill('SIGKILL');
+    for (const c of cleanups) c();
     if (process.env.BENCH_SKIP_1M !== '1') {
       const r = new Redis('redis://127.0.0.1:6379/7');
       void r.flushdb().finally(() => r.disconnect());

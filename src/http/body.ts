@@ -29,7 +29,7 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
       chunks.push(chunk);
     };
     const onEnd = (): void => {
-      cleanup();
+      // The request is over: its listeners go with it, no need to take them off.
       resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
     };
     const onError = (err: Error): void => {
