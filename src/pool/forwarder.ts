@@ -77,10 +77,10 @@ export class Forwarder {
     const results = new Array<ItemResult>(calls.length);
     const attempts = new Attempts(this.pool, deadline);
     const first = calls[0] as RoutedCall;
-    const queue: Group[] = [{ indices: calls.map((_, i) => i), routing: first.routing }];
-    if (calls.length > 1) {
+    const queue: Group[] = [];
+    if (calls.length === 1) queue.push({ indices: [0], routing: first.routing });
+    else {
       // Calls that need other nodes than the first go in groups of their own.
-      queue.length = 0;
       const byKey = new Map<string, Group>();
       calls.forEach((c, i) => {
         const key = `${c.routing.archive ? 'a' : 'f'}${c.routing.minHeight ?? ''}`;
@@ -93,13 +93,14 @@ export class Forwarder {
         g.indices.push(i);
       });
     }
-    const prunedFallback = new Map<number, string>();
+    // Only calls a full node answered as pruned have one: made when the first does.
+    let prunedFallback: Map<number, string> | undefined;
     while (queue.length > 0) {
       const group = queue.shift() as Group;
       const node = attempts.next(group.routing);
       if (node === undefined) {
         const err = attempts.error();
-        for (const i of group.indices) results[i] = prunedFallback.get(i) ?? err;
+        for (const i of group.indices) results[i] = prunedFallback?.get(i) ?? err;
         continue;
       }
       const started = performance.now();
@@ -113,7 +114,7 @@ export class Forwarder {
           const a = answers[k] as { text: string | undefined; verdict: Verdict };
           if (a.verdict === 'pruned' && node.role === 'full') {
             pruned.push(idx);
-            if (a.text !== undefined) prunedFallback.set(idx, a.text);
+            if (a.text !== undefined) (prunedFallback ??= new Map()).set(idx, a.text);
           } else {
             if (a.verdict === 'chain-error') sawChainError = true;
             results[idx] = a.text;
