@@ -41,7 +41,7 @@ describe('config validation', () => {
 
   it('refuses unknown keys at every level, with the known ones listed', async () => {
     const p = await problems(BASE.replace('route: { path: /hub/rpc }', 'route: { path: /hub/rpc, prefix: /x }') + 'extra: 1\n');
-    expect(p).to.include('extra is not a known setting (known: server, log, admin, store, keys, cache, tiers, devnet, chains)');
+    expect(p).to.include('extra is not a known setting (known: server, log, admin, dashboard, store, keys, cache, tiers, devnet, chains)');
     expect(p.some((x) => x.startsWith('chains.hub.route.prefix is not a known setting'))).to.equal(true);
   });
 
