@@ -5,8 +5,9 @@
 // created by the CLI works on its very first request.
 
 import { watch, type FSWatcher } from 'node:fs';
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
+import { readJsonFile, writeJsonAtomic } from '../store/json-file.js';
 import { withFileLock } from './file-lock.js';
 import {
   newKeyRecord,
@@ -63,15 +64,9 @@ export class FileKeyStore implements KeyStore {
   }
 
   private async readFileShape(): Promise<{ shape: FileShape; mtimeMs: number }> {
-    try {
-      const [text, info] = await Promise.all([readFile(this.path, 'utf8'), stat(this.path)]);
-      const shape = JSON.parse(text) as FileShape;
-      if (shape.version !== 1 || !Array.isArray(shape.keys)) throw new Error(`${this.path} is not a noderouter key file`);
-      return { shape, mtimeMs: info.mtimeMs };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { shape: { version: 1, keys: [] }, mtimeMs: 0 };
-      throw err;
-    }
+    const { value: shape, mtimeMs } = await readJsonFile<FileShape>(this.path, () => ({ version: 1, keys: [] }));
+    if (shape.version !== 1 || !Array.isArray(shape.keys)) throw new Error(`${this.path} is not a noderouter key file`);
+    return { shape, mtimeMs };
   }
 
   private index(keys: readonly KeyRecord[]): void {
@@ -132,9 +127,7 @@ export class FileKeyStore implements KeyStore {
     return withFileLock(this.path, async () => {
       const { shape } = await this.readFileShape();
       const result = fn(shape.keys);
-      const tmp = `${this.path}.${process.pid}.tmp`;
-      await writeFile(tmp, JSON.stringify(shape, null, 1), { mode: 0o600 });
-      await rename(tmp, this.path);
+      await writeJsonAtomic(this.path, shape, 1);
       this.index(shape.keys);
       this.mtimeMs = (await stat(this.path)).mtimeMs;
       this.emit({ all: true });
