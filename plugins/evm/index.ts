@@ -128,6 +128,7 @@ function createHandler(o: EvmOptions): ChainHandler {
   };
 
   return {
+    sample: { method: 'POST', path: '/', body: `{"jsonrpc":"2.0","id":1,"method":"${o.namespaces[0] ?? 'eth'}_blockNumber"}` },
     errorStyle: 'jsonrpc',
     parse(req) {
       if (req.method !== 'POST') return { kind: 'unsupported', status: 405, message: 'JSON-RPC endpoints take POST' };

@@ -128,6 +128,7 @@ function createHandler(o: ObjectxOptions): ChainHandler {
   };
 
   return {
+    sample: { method: 'POST', path: '/', body: probeBody },
     errorStyle: 'jsonrpc',
     parse(req) {
       if (req.method !== 'POST') return { kind: 'unsupported', status: 405, message: 'JSON-RPC endpoints take POST' };
