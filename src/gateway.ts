@@ -1,11 +1,15 @@
 // Assembling and running a gateway from a validated config: key store and cache,
 // usage and admission, one runtime per chain endpoint, the traffic and admin
-// listeners. `start` returns a serving gateway; `close` releases everything in
-// reverse order after in-flight requests have drained.
+// listeners, and the account dashboard (on the admin listener or its own).
+// `start` returns a serving gateway; `close` releases everything in reverse order
+// after in-flight requests have drained.
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { AccountKeys } from './accounts/account-keys.js';
+import { AccountService, type AccountRules } from './accounts/account-service.js';
+import { SigninThrottle } from './accounts/signin-throttle.js';
 import { KeyCache } from './auth/key-cache.js';
 import { KeyService } from './auth/key-service.js';
 import type { KeyStore } from './auth/key-store.js';
@@ -16,6 +20,9 @@ import { ConfigError, loadConfig } from './config/load.js';
 import type { GatewayConfig } from './config/types.js';
 import { GatewayError } from './errors.js';
 import { createAdminApp, type Lifecycle } from './http/admin-app.js';
+import type { EndpointInfo } from './http/dashboard/account-api.js';
+import { loadAssets } from './http/dashboard/assets.js';
+import { createDashboardApp, dashboardMiddleware, type DashboardDeps } from './http/dashboard/dashboard.js';
 import { restErrorText } from './http/answers.js';
 import { EndpointTable } from './http/endpoints.js';
 import { createGatewayApp } from './http/gateway-app.js';
@@ -73,6 +80,10 @@ function urlOf(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
+function accountRules(config: GatewayConfig): AccountRules {
+  return { tiers: config.tiers, sessionTtlMs: config.dashboard.sessionTtlMs, signinTokenTtlMs: config.dashboard.signinTokenTtlMs };
+}
+
 export class Gateway {
   private lifecycle: Lifecycle = 'starting';
   private chains: ChainRuntime[] = [];
@@ -80,6 +91,9 @@ export class Gateway {
   private readonly servers: Server[] = [];
   url = '';
   adminUrl = '';
+  /** The dashboard's address (`…/dashboard`), '' when it is off. */
+  dashboardUrl = '';
+  private throttle: SigninThrottle | undefined;
 
   private reloading: Promise<boolean> | undefined;
   private closing: Promise<void> | undefined;
@@ -90,6 +104,7 @@ export class Gateway {
     readonly metrics: Metrics,
     readonly bundle: StoreBundle,
     readonly keys: KeyService,
+    readonly accounts: AccountService,
     readonly limiter: Limiter,
     private readonly caches: RuntimeOptions['caches'],
   ) {}
@@ -117,12 +132,14 @@ export class Gateway {
     };
     metrics.watchCache(() => caches.memory.bytes());
     const limiter = bundle.limiter;
+    const accounts = new AccountService(bundle.accounts, store, accountRules(config), now);
     const gw = new Gateway(
       config,
       logger,
       metrics,
       bundle,
-      new KeyService(store, config.tiers, config.keys.rotationGraceSeconds),
+      new KeyService(store, config.tiers, config.keys.rotationGraceSeconds, accounts.resolveForKeys),
+      accounts,
       limiter,
       caches,
     );
@@ -163,6 +180,8 @@ export class Gateway {
       draining: () => gw.lifecycle === 'draining',
       maxPathLength: () => gw.config.server.maxPathLength,
     });
+    const dashboard = config.dashboard.enabled ? await gw.dashboardDeps(now) : undefined;
+    const onOwnPort = dashboard !== undefined && config.dashboard.port !== undefined;
     const admin = createAdminApp({
       chains: () => gw.chains,
       metrics,
@@ -172,12 +191,23 @@ export class Gateway {
       limiter,
       adminToken: config.admin.token,
       maxBodyBytes: 64 * 1024,
+      dashboard: dashboard === undefined || onOwnPort ? undefined : dashboardMiddleware(dashboard),
     });
 
     // The admin listener comes first, so readiness answers 503 while the first probes run.
     const adminServer = createServer(admin.callback());
     const a = await listen(adminServer, config.server.adminHost, config.server.adminPort);
     gw.adminUrl = urlOf(config.server.adminHost, a.port);
+    let dashboardServer: Server | undefined;
+    if (dashboard !== undefined) {
+      let base = gw.adminUrl;
+      if (onOwnPort) {
+        dashboardServer = createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, createDashboardApp(dashboard).callback());
+        const d = await listen(dashboardServer, config.dashboard.host, config.dashboard.port ?? 0);
+        base = urlOf(config.dashboard.host, d.port);
+      }
+      gw.dashboardUrl = `${config.dashboard.publicUrl ?? base}/dashboard`;
+    }
     const firstProbes = Promise.all(gw.chains.map((c) => c.prober.probeAll()));
     for (const c of gw.chains) c.prober.start();
     await Promise.race([firstProbes, new Promise((r) => setTimeout(r, options.firstProbeWaitMs ?? 3_000).unref())]);
@@ -196,19 +226,52 @@ export class Gateway {
     traffic.maxConnections = sc.maxConnections;
     traffic.on('clientError', answerClientError);
     gw.servers.push(traffic, adminServer);
+    if (dashboardServer !== undefined) gw.servers.push(dashboardServer);
     const t = await listen(traffic, config.server.host, config.server.port);
     gw.url = config.server.publicUrl ?? urlOf(config.server.host, t.port);
     gw.lifecycle = 'ready';
-    logger.info('gateway listening', { event: 'start', url: gw.url, admin: gw.adminUrl, chains: gw.chains.length });
+    logger.info('gateway listening', {
+      event: 'start',
+      url: gw.url,
+      admin: gw.adminUrl,
+      dashboard: gw.dashboardUrl || undefined,
+      chains: gw.chains.length,
+    });
     return gw;
   }
 
-  /** Every chain endpoint's public URL, in config order. */
-  endpoints(): Array<{ chain: string; plugin: string; url: string }> {
+  /** What the dashboard reads; config is read through functions so a reload applies at once. */
+  private async dashboardDeps(now: () => number): Promise<DashboardDeps> {
+    const d = this.config.dashboard;
+    this.throttle = new SigninThrottle(d.signinAttemptsPerMinute, now);
+    return {
+      accounts: this.accounts,
+      accountKeys: new AccountKeys(this.keys, this.limiter, {
+        tiers: () => this.config.tiers,
+        chains: () => this.chains.map((c) => c.name),
+        now,
+      }),
+      keys: this.keys,
+      limiter: this.limiter,
+      throttle: this.throttle,
+      assets: await loadAssets(),
+      settings: { trustProxy: d.trustProxy, publicUrl: d.publicUrl },
+      tiers: () => this.config.tiers,
+      endpoints: () => this.endpoints(),
+      adminToken: () => this.config.admin.token,
+      logger: this.logger,
+      now,
+    };
+  }
+
+  /** Every chain endpoint's public URL, in config order, with the plugin's sample request. */
+  endpoints(): EndpointInfo[] {
     return this.chains.map((c) => ({
       chain: c.name,
       plugin: c.config.plugin,
       url: `${c.config.route.host !== undefined ? `http://${c.config.route.host}` : this.url}${c.config.route.path ?? ''}`,
+      archiveOnly: c.config.archiveOnly,
+      sample: c.handler.sample,
     }));
   }
 
@@ -247,9 +310,16 @@ export class Gateway {
     this.chains = chains;
     this.table = new EndpointTable(chains.map((rt) => ({ path: rt.config.route.path, host: rt.config.route.host, target: rt })));
     this.keys.configure(next.tiers, next.keys.rotationGraceSeconds);
+    this.accounts.configure(accountRules(next));
+    this.throttle?.configure(next.dashboard.signinAttemptsPerMinute);
     const restartOnly = ['host', 'port', 'adminHost', 'adminPort'] as const;
-    if (restartOnly.some((k) => next.server[k] !== this.config.server[k]) || next.store.path !== this.config.store.path) {
-      this.logger.warn('listener addresses and the key store change only on restart', { event: 'reload' });
+    const dashboardRestartOnly = ['enabled', 'host', 'port', 'publicUrl', 'trustProxy'] as const;
+    if (
+      restartOnly.some((k) => next.server[k] !== this.config.server[k]) ||
+      dashboardRestartOnly.some((k) => next.dashboard[k] !== this.config.dashboard[k]) ||
+      next.store.path !== this.config.store.path
+    ) {
+      this.logger.warn('listener addresses, the dashboard listener and the key store change only on restart', { event: 'reload' });
     }
     this.config = next;
     this.logger.level = next.log.level;
@@ -286,15 +356,16 @@ export class Gateway {
 
   private async doClose(): Promise<void> {
     this.lifecycle = 'draining';
-    const [traffic, admin] = this.servers;
+    const [traffic, admin, dashboard] = this.servers;
     const cut = setTimeout(() => traffic?.closeAllConnections(), this.config.server.shutdownTimeoutMs);
     if (traffic !== undefined) await closeServer(traffic);
     clearTimeout(cut);
     await Promise.all(this.chains.map((c) => closeChainRuntime(c)));
     await this.bundle.close();
-    if (admin !== undefined) {
-      admin.closeAllConnections();
-      await closeServer(admin);
+    for (const server of [dashboard, admin]) {
+      if (server === undefined) continue;
+      server.closeAllConnections();
+      await closeServer(server);
     }
     this.logger.info('gateway stopped', { event: 'stop' });
   }
