@@ -25,7 +25,8 @@ export class SigninThrottle {
     const f = this.failures.get(address);
     if (f === undefined) return 0;
     const left = f.since + WINDOW_MS - this.now();
-    if (left <= 0) {
+    // Past the window, or a clock that stepped back: start afresh.
+    if (left <= 0 || left > WINDOW_MS) {
       this.failures.delete(address);
       return 0;
     }
@@ -35,7 +36,7 @@ export class SigninThrottle {
   failed(address: string): void {
     const now = this.now();
     const f = this.failures.get(address);
-    if (f === undefined || f.since + WINDOW_MS <= now) this.failures.set(address, { since: now, count: 1 });
+    if (f === undefined || f.since + WINDOW_MS <= now || f.since > now) this.failures.set(address, { since: now, count: 1 });
     else f.count++;
   }
 }

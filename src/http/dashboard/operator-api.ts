@@ -68,7 +68,7 @@ export function mountOperatorApi(router: Router, deps: OperatorApiDeps): void {
       window: { today: w.today, month: w.month },
       accounts: await Promise.all(
         accounts.map(async (a) => {
-          const keys = await deps.accounts.keysOf(a);
+          const keys = (await deps.accounts.keysOf(a)).sort((x, y) => y.createdAt.localeCompare(x.createdAt));
           const rows = await Promise.all(keys.map((k) => deps.limiter.usage(k.id, w.since)));
           return {
             id: a.id,
@@ -79,9 +79,7 @@ export function mountOperatorApi(router: Router, deps: OperatorApiDeps): void {
             state: accountState(a),
             createdAt: a.createdAt,
             usage: totals(rows.flat(), w),
-            keys: keys
-              .sort((x, y) => y.createdAt.localeCompare(x.createdAt))
-              .map((k, i) => ({ ...keyView(k, now), usage: totals(rows[i] ?? [], w) })),
+            keys: keys.map((k, i) => ({ ...keyView(k, now), usage: totals(rows[i] ?? [], w) })),
           };
         }),
       ),
