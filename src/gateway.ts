@@ -91,8 +91,10 @@ export class Gateway {
   private readonly servers: Server[] = [];
   url = '';
   adminUrl = '';
-  /** The dashboard's address (`…/dashboard`), '' when it is off. */
+  /** The dashboard's address (`…/dashboard`, from dashboard.publicUrl when set), '' when it is off. */
   dashboardUrl = '';
+  /** The listener serving the dashboard (the admin listener or its own), '' when it is off. */
+  dashboardListenUrl = '';
   private throttle: SigninThrottle | undefined;
 
   private reloading: Promise<boolean> | undefined;
@@ -206,6 +208,7 @@ export class Gateway {
         const d = await listen(dashboardServer, config.dashboard.host, config.dashboard.port ?? 0);
         base = urlOf(config.dashboard.host, d.port);
       }
+      gw.dashboardListenUrl = base;
       gw.dashboardUrl = `${config.dashboard.publicUrl ?? base}/dashboard`;
     }
     const firstProbes = Promise.all(gw.chains.map((c) => c.prober.probeAll()));

@@ -472,9 +472,8 @@ describe('dashboard on its own port', function () {
   it('serves only the dashboard there, and nothing of it on the admin listener', async () => {
     const own = new URL(stack.gateway.dashboardUrl);
     expect(own.origin).to.equal('https://dash.example.com');
-    const server = stack.gateway['servers'][2] as import('node:http').Server;
-    const port = (server.address() as import('node:net').AddressInfo).port;
-    const base = `http://127.0.0.1:${port}`;
+    const base = stack.gateway.dashboardListenUrl;
+    expect(base).to.not.equal(stack.gateway.adminUrl);
     expect((await get(`${base}/dashboard`)).status).to.equal(200);
     expect((await get(`${base}/metrics`)).status).to.equal(404);
     expect((await get(`${base}/admin/keys`)).status).to.equal(404);
@@ -485,8 +484,7 @@ describe('dashboard on its own port', function () {
   });
 
   it('marks cookies Secure when the public URL is https, and takes that origin', async () => {
-    const server = stack.gateway['servers'][2] as import('node:http').Server;
-    const base = `http://127.0.0.1:${(server.address() as import('node:net').AddressInfo).port}`;
+    const base = stack.gateway.dashboardListenUrl;
     await stack.gateway.accounts.create({ name: 'acme' });
     const client = new DashboardClient(base);
     const res = await client.post('/signin', { token: await tokenFor(stack.gateway, 'acme') }, { origin: 'https://dash.example.com' });
@@ -495,8 +493,7 @@ describe('dashboard on its own port', function () {
   });
 
   it('keeps the operator view closed without an admin token', async () => {
-    const server = stack.gateway['servers'][2] as import('node:http').Server;
-    const base = `http://127.0.0.1:${(server.address() as import('node:net').AddressInfo).port}`;
+    const base = stack.gateway.dashboardListenUrl;
     const op = new DashboardClient(base, '/dashboard/operator/api');
     for (const res of [await op.get('/accounts'), await op.signIn('anything-at-all-anything')]) {
       expect(res.status).to.equal(404);

@@ -237,7 +237,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     key,
     url: (path) => `${gateway.url}${path}`,
     admin: (path) => `${gateway.adminUrl}${path}`,
-    dashboard: (path) => `${gateway.dashboardUrl.replace(/\/dashboard$/, '')}${path}`,
+    dashboard: (path) => `${gateway.dashboardListenUrl}${path}`,
     createKey,
     startAnother: async () => {
       const g = await Gateway.start(config, { logger: silentLogger, now: options.now });
