@@ -102,10 +102,10 @@ export class AccountService {
    * A key's `account` for what the operator typed: a dashboard account's id when the
    * text names one (a deleted one is refused), else the text itself.
    */
-  readonly resolveForKeys: AccountResolver = async (ref) => {
+  readonly resolveForKeys: AccountResolver = async (ref, purpose) => {
     const a = await this.store.getAccount(ref);
     if (a === undefined) return ref;
-    if (accountState(a) === 'deleted') throw new KeyInputError(`account "${a.name}" is deleted: its keys cannot change`);
+    if (purpose === 'create' && accountState(a) === 'deleted') throw new KeyInputError(`account "${a.name}" is deleted: it gets no new keys`);
     return a.id;
   };
 

@@ -106,7 +106,7 @@ export class FileAccountStore implements AccountStore {
   }
 
   async listAccounts(): Promise<AccountRecord[]> {
-    return [...(await this.current()).accounts];
+    return [...(await this.current()).accounts].sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
   updateAccount(id: string, change: (a: AccountRecord) => AccountRecord): Promise<AccountRecord> {

@@ -42,8 +42,8 @@ function patterns(v: unknown, name: string, fallback: readonly string[]): readon
   return list as string[];
 }
 
-/** What a key's `account` should hold for what the operator typed (throws KeyInputError to refuse). */
-export type AccountResolver = (ref: string) => Promise<string>;
+/** What a key's `account` holds for what the operator typed; throws KeyInputError to refuse a new key. */
+export type AccountResolver = (ref: string, purpose: 'create' | 'list') => Promise<string>;
 
 export class KeyService {
   constructor(
@@ -56,7 +56,7 @@ export class KeyService {
   /** Keys of one account (an account's id or name, or a free-form account string), or all. */
   async list(filter: { account?: string } = {}): Promise<KeyRecord[]> {
     if (filter.account === undefined) return this.store.list();
-    return this.store.list({ account: await this.resolveAccount(filter.account) });
+    return this.store.list({ account: await this.resolveAccount(filter.account, 'list') });
   }
 
   /** After a config reload. */
@@ -90,7 +90,7 @@ export class KeyService {
       deny: patterns(input.deny, 'deny', []),
     };
     return this.store.create({
-      account: await this.resolveAccount(input.account),
+      account: await this.resolveAccount(input.account, 'create'),
       tier: input.tier,
       label: (input.label as string | undefined) ?? '',
       permissions,

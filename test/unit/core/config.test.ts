@@ -100,4 +100,31 @@ chains:
     expect(c.tiers.free?.burst).to.equal(Infinity);
     expect(c.tiers.free?.maxBatch).to.equal(5);
   });
+
+  it('reads the dashboard block: off by default, durations, its own port, and path-naming problems', async () => {
+    const off = await parseConfig(BASE, '/x.yaml', {});
+    expect(off.dashboard).to.deep.include({ enabled: false, port: undefined, sessionTtlMs: 43_200_000, signinTokenTtlMs: 900_000 });
+    const c = await parseConfig(
+      BASE +
+        'dashboard: { enabled: true, port: 8082, host: 0.0.0.0, publicUrl: "https://dash.example.com/", sessionTtl: 2h, signinTokenTtl: 90 }\n',
+      '/x.yaml',
+      {},
+    );
+    expect(c.dashboard).to.deep.include({
+      enabled: true,
+      port: 8082,
+      host: '0.0.0.0',
+      publicUrl: 'https://dash.example.com',
+      sessionTtlMs: 7_200_000,
+      signinTokenTtlMs: 90_000,
+    });
+    const p = await problems(
+      BASE + 'dashboard: { enabled: yes, publicUrl: "https://x.example/dash", sessionTtl: 31d, signinTokenTtl: soon, colour: red }\n',
+    );
+    expect(p).to.include('dashboard.enabled must be true or false');
+    expect(p).to.include('dashboard.publicUrl must be an origin like "https://dash.example.com" (no path, query or credentials)');
+    expect(p).to.include('dashboard.sessionTtl must be a duration like "90s", "15m", "12h" or "7d", from 1 minute to 30 days');
+    expect(p).to.include('dashboard.signinTokenTtl must be a duration like "90s", "15m", "12h" or "7d", from 1 minute to 7 days');
+    expect(p.some((x) => x.startsWith('dashboard.colour is not a known setting'))).to.equal(true);
+  });
 });
