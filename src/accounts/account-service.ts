@@ -105,7 +105,8 @@ export class AccountService {
   readonly resolveForKeys: AccountResolver = async (ref, purpose) => {
     const a = await this.store.getAccount(ref);
     if (a === undefined) return ref;
-    if (purpose === 'create' && accountState(a) === 'deleted') throw new KeyInputError(`account "${a.name}" is deleted: it gets no new keys`);
+    if (purpose === 'create' && accountState(a) === 'deleted')
+      throw new KeyInputError(`account "${a.name}" is deleted: it gets no new keys`);
     return a.id;
   };
 
