@@ -12,9 +12,15 @@ function first(v: string | string[] | undefined): string | undefined {
   return head === '' ? undefined : head;
 }
 
+/**
+ * The last X-Forwarded-For entry is the one the trusted proxy added (the address it
+ * saw); earlier entries come from the client and could be anything.
+ */
 export function clientAddress(ctx: Context, trustProxy: boolean): string {
-  const forwarded = trustProxy ? first(ctx.req.headers['x-forwarded-for']) : undefined;
-  return forwarded ?? ctx.req.socket.remoteAddress ?? 'unknown';
+  const header = trustProxy ? ctx.req.headers['x-forwarded-for'] : undefined;
+  const joined = Array.isArray(header) ? header.join(',') : header;
+  const last = joined?.split(',').at(-1)?.trim();
+  return last !== undefined && last !== '' ? last : (ctx.req.socket.remoteAddress ?? 'unknown');
 }
 
 export function requestProtocol(ctx: Context, trustProxy: boolean): 'http' | 'https' {

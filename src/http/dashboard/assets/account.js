@@ -76,14 +76,16 @@ async function start() {
 async function signedIn(session) {
   api.setCsrf(session.csrfToken);
   state.account = session.account;
+  if (location.pathname.endsWith('/signin')) history.replaceState(null, '', `/dashboard${location.hash}`);
   show('signin-view', false);
-  show('loading', false);
   $('who').textContent = session.account.name;
   show('who', true);
   show('signout', true);
-  show('app', true);
   fillCreateForm();
   await loadKeys();
+  // Shown once there is something to show: no empty view while the keys load.
+  show('loading', false);
+  show('app', true);
   route();
 }
 
