@@ -6,20 +6,14 @@
 
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
-import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import type { Gateway } from '../../src/gateway.js';
 import { get, rpc, startStack, type Stack } from '../support/harness.js';
-import { DashboardClient, errorCode } from '../support/dashboard-client.js';
+import { BLOCK_NUMBER, DASHBOARD_TIERS, DashboardClient, errorCode } from '../support/dashboard-client.js';
+import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789';
-const TIERS = `
-  free: { rate: 1, burst: 2, daily: 1000, monthly: 20000, maxBatch: 10, archive: false, wsConnections: 2 }
-  growth: { rate: 100, burst: 200, archive: true }
-  enterprise: { rate: unlimited, archive: true }
-`;
-const BLOCK_NUMBER = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' };
 const MINUTE = 60_000;
 
 function statusOf(url: string, headers: Record<string, string>): Promise<number> {
@@ -53,7 +47,7 @@ describe('dashboard API', function () {
 
   before(async () => {
     stack = await startStack({
-      tiers: TIERS,
+      tiers: DASHBOARD_TIERS,
       adminToken: ADMIN_TOKEN,
       now: () => clock,
       dashboardYaml: '{ enabled: true, signinAttemptsPerMinute: 5 }',
@@ -504,7 +498,7 @@ describe('dashboard on its own port', function () {
 
 describe('dashboard with the Redis store', function () {
   this.timeout(30_000);
-  const prefix = `nrtest:${randomBytes(4).toString('hex')}:`;
+  const prefix = testPrefix();
   let stack: Stack;
   let other: Gateway;
 
@@ -517,10 +511,7 @@ describe('dashboard with the Redis store', function () {
   });
   after(async () => {
     await stack.close();
-    const r = new Redis('redis://127.0.0.1:6379');
-    const keys = await r.keys(`${prefix}*`);
-    if (keys.length > 0) await r.del(...keys);
-    r.disconnect();
+    await deleteUnderPrefix(prefix);
   });
 
   it('signs in on one instance, works on the other, and a token works once across both', async () => {
@@ -543,7 +534,7 @@ describe('dashboard with the Redis store', function () {
     const listed = await onA.get('/keys');
     expect(listed.text).to.contain((created.json.record as { id: string }).id);
 
-    const r = new Redis('redis://127.0.0.1:6379');
+    const r = new Redis(REDIS_URL);
     const stored = await r.keys(`${prefix}ss:*`);
     r.disconnect();
     expect(stored.length).to.be.greaterThan(0);

@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { BLOCK_NUMBER, DASHBOARD_TIERS } from '../support/dashboard-client.js';
 import { get, rpc, startStack, type Stack } from '../support/harness.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -30,12 +31,6 @@ const ARGS = [
 ];
 const SHOTS = fileURLToPath(new URL('../../test-output/screenshots/', import.meta.url));
 const ADMIN_TOKEN = 'browser-admin-token-0123456789';
-const TIERS = `
-  free: { rate: 1, burst: 2, daily: 1000, monthly: 20000, maxBatch: 10, archive: false, wsConnections: 2 }
-  growth: { rate: 100, burst: 200, archive: true }
-  enterprise: { rate: unlimited, archive: true }
-`;
-const BLOCK_NUMBER = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' };
 const run = promisify(execFile);
 
 describe('dashboard in a browser', function () {
@@ -99,7 +94,7 @@ describe('dashboard in a browser', function () {
   before(async () => {
     await mkdir(SHOTS, { recursive: true });
     stack = await startStack({
-      tiers: TIERS,
+      tiers: DASHBOARD_TIERS,
       adminToken: ADMIN_TOKEN,
       now: () => clock,
       dashboardYaml: '{ enabled: true }',

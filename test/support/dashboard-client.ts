@@ -1,6 +1,16 @@
 // A small client of the dashboard's JSON APIs for API-level tests: it keeps cookies
 // like a browser (per client), sends the page's Origin and the session's CSRF token
-// unless a test says otherwise, and records the Set-Cookie lines it received.
+// unless a test says otherwise, and records the Set-Cookie lines it received. Also
+// the tiers the dashboard tests run with.
+
+/** free: a burst of 2 (the third call at once is refused) and small quotas; growth: archive. */
+export const DASHBOARD_TIERS = `
+  free: { rate: 1, burst: 2, daily: 1000, monthly: 20000, maxBatch: 10, archive: false, wsConnections: 2 }
+  growth: { rate: 100, burst: 200, archive: true }
+  enterprise: { rate: unlimited, archive: true }
+`;
+
+export const BLOCK_NUMBER = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' };
 
 export interface ApiResponse {
   readonly status: number;

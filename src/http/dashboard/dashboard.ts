@@ -6,33 +6,14 @@
 
 import Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
-import type { AccountKeys } from '../../accounts/account-keys.js';
-import type { AccountService } from '../../accounts/account-service.js';
-import type { SigninThrottle } from '../../accounts/signin-throttle.js';
-import type { KeyService } from '../../auth/key-service.js';
-import type { TierConfig } from '../../config/types.js';
-import type { Logger } from '../../log.js';
-import type { Limiter } from '../../quota/limiter.js';
 import { problem } from '../json-api.js';
-import { mountAccountApi, type EndpointInfo } from './account-api.js';
+import { mountAccountApi, type AccountApiDeps } from './account-api.js';
 import { sendAsset, type AssetTable } from './assets.js';
-import { mountOperatorApi } from './operator-api.js';
-import { apiErrors, originGuard, type GuardSettings } from './sessions.js';
+import { mountOperatorApi, type OperatorApiDeps } from './operator-api.js';
+import { apiErrors, originGuard } from './sessions.js';
 
-export interface DashboardDeps {
-  readonly accounts: AccountService;
-  readonly accountKeys: AccountKeys;
-  readonly keys: KeyService;
-  readonly limiter: Limiter;
-  readonly throttle: SigninThrottle;
-  readonly assets: AssetTable;
-  readonly settings: GuardSettings;
-  readonly tiers: () => Readonly<Record<string, TierConfig>>;
-  readonly endpoints: () => readonly EndpointInfo[];
-  readonly adminToken: () => string | undefined;
-  readonly logger: Logger;
-  readonly now: () => number;
-}
+/** What both APIs need, and the page's files. */
+export type DashboardDeps = Omit<AccountApiDeps & OperatorApiDeps, 'maxBodyBytes'> & { readonly assets: AssetTable };
 
 const MAX_BODY_BYTES = 16 * 1024;
 

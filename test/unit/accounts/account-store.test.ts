@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { AccountExistsError, AccountNotFoundError, type AccountRecord, type AccountStore } from '../../../src/accounts/account-store.js';
 import { accountsPathFor, FileAccountStore } from '../../../src/accounts/file-account-store.js';
 import { RedisAccountStore } from '../../../src/accounts/redis-account-store.js';
+import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../../support/redis.js';
 
 const MINUTE = 60_000;
 
@@ -172,20 +173,18 @@ contract('file', () => {
 });
 
 contract('redis', () => {
-  const prefix = `nrtest:${randomBytes(4).toString('hex')}:`;
+  const prefix = testPrefix();
   const clients: Redis[] = [];
   return {
     async open(now) {
-      const r = new Redis('redis://127.0.0.1:6379');
+      const r = new Redis(REDIS_URL);
       clients.push(r);
       return new RedisAccountStore(r, prefix, now);
     },
     async cleanup() {
-      const r = clients[0] ?? new Redis('redis://127.0.0.1:6379');
-      const keys = await r.keys(`${prefix}*`);
-      if (keys.length > 0) await r.del(...keys);
       for (const c of clients) c.disconnect();
       clients.length = 0;
+      await deleteUnderPrefix(prefix);
     },
   };
 });
@@ -236,8 +235,8 @@ describe('account store: file specifics', () => {
 
 describe('account store: redis specifics', () => {
   it('gives tokens and sessions a Redis TTL, so nothing is left to sweep', async () => {
-    const prefix = `nrtest:${randomBytes(4).toString('hex')}:`;
-    const r = new Redis('redis://127.0.0.1:6379');
+    const prefix = testPrefix();
+    const r = new Redis(REDIS_URL);
     try {
       const now = Date.now();
       const store = new RedisAccountStore(r, prefix, () => now);
@@ -250,9 +249,8 @@ describe('account store: redis specifics', () => {
       const ttl = await r.pttl(`${prefix}st:${'a'.repeat(64)}`);
       expect(ttl).to.be.within(15 * MINUTE - 5_000, 15 * MINUTE);
     } finally {
-      const keys = await r.keys(`${prefix}*`);
-      if (keys.length > 0) await r.del(...keys);
       r.disconnect();
+      await deleteUnderPrefix(prefix);
     }
   });
 });

@@ -4,7 +4,22 @@
 // usage (with the chart), and endpoints (curl lines with the key's prefix as a
 // placeholder). A key value lives only in `secret` below until dismissed.
 
-import { $, announce, apiClient, confirmDialog, copyText, el, fmtLimit, fmtNumber, matchesPattern, timeEl } from './common.js';
+import {
+  $,
+  announce,
+  apiClient,
+  confirmDialog,
+  copyText,
+  el,
+  fmtLimit,
+  fmtNumber,
+  keyAction,
+  keyCells,
+  matchesPattern,
+  revokeKey,
+  stateBadge,
+  timeEl,
+} from './common.js';
 import { drawChart, fillChartTable } from './chart.js';
 
 const api = apiClient('/dashboard/api');
@@ -90,12 +105,7 @@ async function signedIn(session) {
 }
 
 $('signout').addEventListener('click', async () => {
-  try {
-    await api.call('/signout', { method: 'POST' });
-  } catch {
-    // Signed out either way: the cookie is cleared or the session had already ended.
-  }
-  api.setCsrf('');
+  await api.signOut();
   signedOut('You are signed out.');
 });
 
@@ -256,33 +266,15 @@ function keyRow(k) {
   return el(
     'tr',
     { 'data-key-id': k.id },
-    el('td', { 'data-label': 'Prefix' }, el('code', { text: `${k.prefix}…` })),
-    el('td', { 'data-label': 'Label', text: k.label || '—' }),
-    el('td', { 'data-label': 'Tier', text: k.tier }),
+    keyCells(k),
     el('td', { 'data-label': 'Created' }, timeEl(k.createdAt)),
     el('td', { 'data-label': 'Last used' }, timeEl(k.lastUsedAt)),
-    el('td', { 'data-label': 'State' }, el('span', { class: `state state-${k.state}`, text: k.state }), grace),
+    el('td', { 'data-label': 'State' }, stateBadge(k.state), grace),
     el(
       'td',
       { class: 'actions' },
-      active
-        ? el('button', {
-            type: 'button',
-            class: 'secondary',
-            'aria-label': `Rotate key ${k.prefix}`,
-            text: 'Rotate',
-            onclick: () => rotate(k),
-          })
-        : null,
-      active
-        ? el('button', {
-            type: 'button',
-            class: 'danger',
-            'aria-label': `Revoke key ${k.prefix}`,
-            text: 'Revoke',
-            onclick: () => revoke(k),
-          })
-        : null,
+      active ? keyAction('Rotate', k, () => rotate(k), 'secondary') : null,
+      active ? keyAction('Revoke', k, () => revoke(k)) : null,
     ),
   );
 }
@@ -304,16 +296,8 @@ async function rotate(k) {
 }
 
 async function revoke(k) {
-  const ok = await confirmDialog({
-    title: `Revoke key ${k.prefix}…?`,
-    text: `Calls with this key${k.label ? ` (${k.label})` : ''} fail from now on. This cannot be undone.`,
-    ok: 'Revoke',
-  });
-  if (!ok) return;
   try {
-    await api.call(`/keys/${encodeURIComponent(k.id)}/revoke`, { method: 'POST' });
-    announce(`Key ${k.prefix} is revoked.`);
-    await loadKeys();
+    if (await revokeKey(api, k)) await loadKeys();
   } catch (err) {
     fail($('create-error'), err);
   }

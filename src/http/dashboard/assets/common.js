@@ -1,14 +1,23 @@
 // Shared by the account and operator pages: the JSON API client (sends the session's
 // CSRF token on every change), DOM helpers, formatting, copying to the clipboard
-// with a visible confirmation, and the confirmation dialog. No secret is ever put
-// in storage: values live in memory only.
+// with a visible confirmation, the confirmation dialog, and the pieces of a key's
+// table row. No secret is ever put in storage: values live in memory only.
 
 /** A JSON API below `base`, with the session's CSRF token once known. */
 export function apiClient(base) {
   let csrf = '';
-  return {
+  const client = {
     setCsrf(token) {
       csrf = token;
+    },
+    /** End the session; signed out either way (cookie cleared, or the session had already ended). */
+    async signOut() {
+      try {
+        await client.call('/signout', { method: 'POST' });
+      } catch {
+        // Nothing to do: the page shows the sign-in view regardless.
+      }
+      csrf = '';
     },
     async call(path, { method = 'GET', body } = {}) {
       const headers = { accept: 'application/json' };
@@ -37,6 +46,7 @@ export function apiClient(base) {
       return data;
     },
   };
+  return client;
 }
 
 export const $ = (id) => document.getElementById(id);
@@ -89,9 +99,33 @@ export async function copyText(text, statusNode, selectNode) {
   statusNode.classList.add('flash');
 }
 
+/** The page's one confirmation dialog, made on first use. */
+function dialogElement() {
+  let dialog = $('confirm-dialog');
+  if (dialog) return dialog;
+  dialog = el(
+    'dialog',
+    { id: 'confirm-dialog', 'aria-labelledby': 'confirm-title', 'aria-describedby': 'confirm-text' },
+    el(
+      'form',
+      { method: 'dialog' },
+      el('h2', { id: 'confirm-title' }),
+      el('p', { id: 'confirm-text' }),
+      el(
+        'div',
+        { class: 'dialog-actions' },
+        el('button', { type: 'submit', value: 'cancel', id: 'confirm-cancel', text: 'Cancel' }),
+        el('button', { type: 'submit', value: 'ok', id: 'confirm-ok', class: 'danger' }),
+      ),
+    ),
+  );
+  document.body.append(dialog);
+  return dialog;
+}
+
 /** A modal confirmation; resolves true when confirmed. */
 export function confirmDialog({ title, text, ok }) {
-  const dialog = $('confirm-dialog');
+  const dialog = dialogElement();
   $('confirm-title').textContent = title;
   $('confirm-text').textContent = text;
   $('confirm-ok').textContent = ok;
@@ -105,6 +139,37 @@ export function confirmDialog({ title, text, ok }) {
     dialog.showModal();
     $('confirm-cancel').focus();
   });
+}
+
+/** Ask, then revoke (it cannot be undone); true when revoked. API errors are thrown. */
+export async function revokeKey(api, k) {
+  const ok = await confirmDialog({
+    title: `Revoke key ${k.prefix}…?`,
+    text: `Calls with this key${k.label ? ` (${k.label})` : ''} fail from now on. This cannot be undone.`,
+    ok: 'Revoke',
+  });
+  if (!ok) return false;
+  await api.call(`/keys/${encodeURIComponent(k.id)}/revoke`, { method: 'POST' });
+  announce(`Key ${k.prefix} is revoked.`);
+  return true;
+}
+
+/** Cells both key tables start with: prefix, label, tier. */
+export function keyCells(k) {
+  return [
+    el('td', { 'data-label': 'Prefix' }, el('code', { text: `${k.prefix}…` })),
+    el('td', { 'data-label': 'Label', text: k.label || '—' }),
+    el('td', { 'data-label': 'Tier', text: k.tier }),
+  ];
+}
+
+export function stateBadge(state) {
+  return el('span', { class: `state state-${state}`, text: state });
+}
+
+/** A row action on a key, named for screen readers ("Revoke key nrk_AbC1"). */
+export function keyAction(action, k, onclick, cls = 'danger') {
+  return el('button', { type: 'button', class: cls, 'aria-label': `${action} key ${k.prefix}`, text: action, onclick });
 }
 
 /** `*` matches any run of characters, like the gateway's key permissions. */

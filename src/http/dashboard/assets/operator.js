@@ -1,7 +1,7 @@
 // The operator view: sign in with the admin token (posted once, never kept), then
 // every account with its keys, usage today / this month / 30 days, and revoke.
 
-import { $, announce, apiClient, confirmDialog, el, fmtNumber, timeEl } from './common.js';
+import { $, apiClient, el, fmtNumber, keyAction, keyCells, revokeKey, stateBadge, timeEl } from './common.js';
 
 const api = apiClient('/dashboard/operator/api');
 
@@ -42,12 +42,7 @@ $('signin-form').addEventListener('submit', async (event) => {
 });
 
 $('signout').addEventListener('click', async () => {
-  try {
-    await api.call('/signout', { method: 'POST' });
-  } catch {
-    // Signed out either way.
-  }
-  api.setCsrf('');
+  await api.signOut();
   only('signin-view');
   $('signin-error').textContent = 'You are signed out.';
 });
@@ -60,27 +55,13 @@ function keyRow(k) {
   return el(
     'tr',
     { 'data-key-id': k.id },
-    el('td', { 'data-label': 'Prefix' }, el('code', { text: `${k.prefix}…` })),
-    el('td', { 'data-label': 'Label', text: k.label || '—' }),
-    el('td', { 'data-label': 'Tier', text: k.tier }),
-    el('td', { 'data-label': 'State' }, el('span', { class: `state state-${k.state}`, text: k.state })),
+    keyCells(k),
+    el('td', { 'data-label': 'State' }, stateBadge(k.state)),
     el('td', { 'data-label': 'Last used' }, timeEl(k.lastUsedAt)),
     el('td', { 'data-label': 'Today', text: fmtNumber(k.usage.today.calls) }),
     el('td', { 'data-label': 'This month', text: fmtNumber(k.usage.month.calls) }),
     el('td', { 'data-label': 'Refused, 30 days', text: fmtNumber(k.usage.last30.limited) }),
-    el(
-      'td',
-      { class: 'actions' },
-      active
-        ? el('button', {
-            type: 'button',
-            class: 'danger',
-            'aria-label': `Revoke key ${k.prefix}`,
-            text: 'Revoke',
-            onclick: () => revoke(k),
-          })
-        : null,
-    ),
+    el('td', { class: 'actions' }, active ? keyAction('Revoke', k, () => revoke(k)) : null),
   );
 }
 
@@ -97,7 +78,7 @@ function accountCard(a) {
   return el(
     'section',
     { class: 'card account', 'data-account-id': a.id, 'aria-labelledby': titleId },
-    el('h2', { id: titleId }, a.name, ' ', el('span', { class: `state state-${a.state}`, text: a.state })),
+    el('h2', { id: titleId }, a.name, ' ', stateBadge(a.state)),
     el(
       'p',
       { class: 'muted small' },
@@ -127,16 +108,8 @@ async function loadAccounts() {
 }
 
 async function revoke(k) {
-  const ok = await confirmDialog({
-    title: `Revoke key ${k.prefix}…?`,
-    text: `Calls with this key${k.label ? ` (${k.label})` : ''} fail from now on. This cannot be undone.`,
-    ok: 'Revoke',
-  });
-  if (!ok) return;
   try {
-    await api.call(`/keys/${encodeURIComponent(k.id)}/revoke`, { method: 'POST' });
-    announce(`Key ${k.prefix} is revoked.`);
-    await loadAccounts();
+    if (await revokeKey(api, k)) await loadAccounts();
   } catch (err) {
     $('accounts-error').textContent = err.message;
   }
