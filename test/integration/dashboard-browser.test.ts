@@ -68,17 +68,25 @@ describe('dashboard in a browser', function () {
   }
 
   /** Create a key with the form; returns the value shown once and the record id. */
-  async function createKey(page: Page, label: string, tier: string, chains?: string[]): Promise<{ value: string; id: string }> {
+  async function createKey(
+    page: Page,
+    label: string,
+    tier: string,
+    narrow: { chains?: string[]; archive?: false } = {},
+  ): Promise<{ value: string; id: string }> {
     await page.goto(`${origin}/dashboard#keys`);
     await page.locator('#keys-view').waitFor({ state: 'visible' });
+    // A key still shown from before is hidden first, so the value read below is the new one.
+    if (await page.locator('#secret-box').isVisible()) await page.getByRole('button', { name: 'I have stored it: hide the key' }).click();
     await page.getByLabel('Label', { exact: true }).fill(label);
     await page.getByLabel('Tier', { exact: true }).selectOption(tier);
-    if (chains !== undefined) {
+    if (narrow.chains !== undefined) {
       await page.getByLabel('All chains, including ones added later').uncheck();
       for (const box of await page.locator('#chain-list input').all()) {
-        if (!chains.includes((await box.getAttribute('value')) as string)) await box.uncheck();
+        if (!narrow.chains.includes((await box.getAttribute('value')) as string)) await box.uncheck();
       }
     }
+    if (narrow.archive === false) await page.getByLabel('Archive access (reads of old state)').uncheck();
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.locator('#secret-box').waitFor({ state: 'visible' });
     const value = (await page.locator('#secret-text').textContent()) as string;
@@ -197,9 +205,14 @@ describe('dashboard in a browser', function () {
     expect(await page.locator('#archive-note').textContent()).to.contain('The free tier has no archive access');
     await page.getByLabel('Tier', { exact: true }).selectOption('growth');
     expect(await page.getByLabel('Archive access (reads of old state)').isChecked()).to.equal(true);
-    const { value } = await createKey(page, 'l1 only', 'growth', ['l1']);
+    const { value } = await createKey(page, 'l1 only', 'growth', { chains: ['l1'] });
     expect((await call(value)).status).to.equal(200);
     expect((await get(stack.url('/hub/rest/cosmos/auth/v1beta1/params'), { apikey: value })).status).to.equal(403);
+    const old = { jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: ['0x00000000000000000000000000000000000000aa', 'earliest'] };
+    expect((await call(value, '/l1', old)).status).to.equal(200);
+    const noArchive = await createKey(page, 'no archive', 'growth', { archive: false });
+    expect((await call(noArchive.value, '/l1', old)).status).to.equal(403);
+    expect((await call(noArchive.value)).status).to.equal(200);
   });
 
   it('rotates after a confirmation: the new value is shown once, the old one works until the grace end shown', async () => {
@@ -329,6 +342,18 @@ describe('dashboard in a browser', function () {
       expect(JSON.parse(stdout), text).to.not.have.property('error');
     }
     await page.screenshot({ path: `${SHOTS}endpoints.png`, fullPage: true });
+
+    // A key narrowed to l1 and without archive is told where it would be refused.
+    const narrow = await createKey(page, 'narrow', 'growth', { chains: ['l1', 'hub-rest-archive'], archive: false });
+    await page.getByRole('button', { name: 'I have stored it: hide the key' }).click();
+    await page.goto(`${origin}/dashboard#endpoints`);
+    await page.getByLabel('Key for the examples').selectOption(narrow.id);
+    await page.locator('#endpoint-list li[data-chain="objectx"] .warning').waitFor();
+    expect(await page.locator('#endpoint-list li[data-chain="objectx"] .warning').textContent()).to.equal(
+      'This key is not permitted on this chain.',
+    );
+    expect(await page.locator('#endpoint-list li[data-chain="hub-rest-archive"] .warning').textContent()).to.contain('no archive access');
+    expect(await page.locator('#endpoint-list li[data-chain="l1"] .warning').count()).to.equal(0);
   });
 
   it('keeps another account away from these keys, on the page and through the API', async () => {

@@ -403,6 +403,14 @@ function curlLine(e, placeholder) {
   return `curl -s ${header} -H 'content-type: application/json' -d ${shellQuote(sample.body ?? '')} ${url}`;
 }
 
+/** Why the gateway would refuse this key here ('' when it would not): its chains, or archive-only nodes. */
+function whyRefused(key, e) {
+  if (!key.permissions.chains.some((p) => matchesPattern(p, e.chain))) return 'This key is not permitted on this chain.';
+  const archive = key.permissions.archive ?? tierOf(key.tier)?.archive ?? false;
+  if (e.archiveOnly && !archive) return 'This endpoint is served by archive nodes: this key has no archive access.';
+  return '';
+}
+
 async function loadEndpoints() {
   let endpoints;
   try {
@@ -415,7 +423,7 @@ async function loadEndpoints() {
   $('endpoint-list').replaceChildren(
     ...endpoints.map((e) => {
       const line = curlLine(e, placeholder);
-      const permitted = !key || key.permissions.chains.some((p) => matchesPattern(p, e.chain));
+      const refusal = key ? whyRefused(key, e) : '';
       const code = el('code', { text: line });
       return el(
         'li',
@@ -427,7 +435,7 @@ async function loadEndpoints() {
           el('span', { class: 'muted small', text: ` ${e.plugin}${e.archiveOnly ? ', archive nodes' : ''}` }),
         ),
         el('p', {}, el('span', { class: 'visually-hidden', text: 'URL: ' }), el('code', { class: 'url', text: e.url })),
-        permitted ? null : el('p', { class: 'warning small', text: 'This key is not permitted on this chain.' }),
+        refusal === '' ? null : el('p', { class: 'warning small', text: refusal }),
         el('pre', { class: 'curl' }, code),
         el('button', {
           type: 'button',
