@@ -8,24 +8,22 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AccountKeys } from '../../accounts/account-keys.js';
 import { limitsView } from '../../accounts/account-keys.js';
-import type { AccountService, OpenSession } from '../../accounts/account-service.js';
+import type { AccountService } from '../../accounts/account-service.js';
 import type { AccountRecord } from '../../accounts/account-store.js';
 import type { SigninThrottle } from '../../accounts/signin-throttle.js';
 import type { TierConfig } from '../../config/types.js';
 import type { Logger } from '../../log.js';
 import type { SampleRequest } from '../../plugin.js';
-import { jsonBody, problem } from '../json-api.js';
+import { jsonBody } from '../json-api.js';
 import { keyView } from '../key-view.js';
-import { clientAddress } from './request-info.js';
 import {
   ACCOUNT_SCOPE,
   clearSessionCookie,
   openSession,
   readSessionId,
   sessionGuard,
-  setSessionCookie,
+  signInRoute,
   type GuardSettings,
-  type SessionScope,
 } from './sessions.js';
 
 export interface EndpointInfo {
@@ -58,42 +56,6 @@ function accountView(a: AccountRecord, tiers: Readonly<Record<string, TierConfig
     defaultTier: a.defaultTier,
     tiers: a.tiers.flatMap((t) => (tiers[t] === undefined ? [] : [limitsView(tiers[t])])),
   };
-}
-
-/**
- * Sign-in shared by both kinds of session: throttled per client address, one answer
- * for every kind of refusal, the cookie set on success.
- */
-export async function signInRoute(
-  ctx: Context,
-  deps: { throttle: SigninThrottle; settings: GuardSettings; logger: Logger; now: () => number },
-  scope: SessionScope,
-  attempt: () => Promise<({ sessionId: string } & OpenSession) | undefined>,
-): Promise<OpenSession | undefined> {
-  const address = clientAddress(ctx, deps.settings.trustProxy);
-  const wait = deps.throttle.retryAfter(address);
-  if (wait > 0) {
-    ctx.set('retry-after', String(wait));
-    problem(ctx, 429, 'TOO_MANY_ATTEMPTS', `Too many failed sign-ins from this address: try again in ${wait} seconds`);
-    return undefined;
-  }
-  const opened = await attempt();
-  if (opened === undefined) {
-    deps.throttle.failed(address);
-    deps.logger.warn('dashboard sign-in refused', { event: 'dashboard', action: 'signin_refused', kind: scope.kind });
-    problem(
-      ctx,
-      401,
-      'SIGNIN_FAILED',
-      scope.kind === 'operator'
-        ? 'Wrong admin token'
-        : 'This sign-in link is invalid, expired or already used: ask your operator for a new one',
-    );
-    return undefined;
-  }
-  setSessionCookie(ctx, scope, deps.settings, opened.sessionId, opened.session.expiresAt, deps.now());
-  deps.logger.info('dashboard sign-in', { event: 'dashboard', action: 'signin', kind: scope.kind, account: opened.session.accountId });
-  return opened;
 }
 
 export function mountAccountApi(router: Router, deps: AccountApiDeps): void {

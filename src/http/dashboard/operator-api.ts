@@ -15,8 +15,15 @@ import type { Logger } from '../../log.js';
 import type { Limiter } from '../../quota/limiter.js';
 import { jsonBody, problem } from '../json-api.js';
 import { keyView } from '../key-view.js';
-import { signInRoute } from './account-api.js';
-import { clearSessionCookie, OPERATOR_SCOPE, openSession, readSessionId, sessionGuard, type GuardSettings } from './sessions.js';
+import {
+  clearSessionCookie,
+  OPERATOR_SCOPE,
+  openSession,
+  readSessionId,
+  sessionGuard,
+  signInRoute,
+  type GuardSettings,
+} from './sessions.js';
 
 export interface OperatorApiDeps {
   readonly accounts: AccountService;

@@ -1,5 +1,5 @@
-// Session cookies and the guards of the dashboard's JSON APIs: the cookie of each
-// kind of session (account, operator), the same-origin and CSRF-token checks on
+// Sessions as both dashboard APIs see them: the cookie of each kind of session
+// (account, operator), throttled sign-in, the same-origin and CSRF-token checks on
 // every state-changing request, and the error answers of both APIs. A cookie holds
 // the session id; only its digest is stored (account-service.ts).
 
@@ -12,7 +12,8 @@ import { isGatewayError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { problem } from '../json-api.js';
 import { checkOrigin, checkToken } from './csrf.js';
-import { allowedOrigins, servedOverHttps } from './request-info.js';
+import type { SigninThrottle } from '../../accounts/signin-throttle.js';
+import { allowedOrigins, clientAddress, servedOverHttps } from './request-info.js';
 
 export interface SessionScope {
   readonly kind: SessionKind;
@@ -54,6 +55,42 @@ export function setSessionCookie(
 
 export function clearSessionCookie(ctx: Context, scope: SessionScope, settings: GuardSettings): void {
   cookie(ctx, scope, settings, '', 0);
+}
+
+/**
+ * Sign-in shared by both kinds of session: throttled per client address, one answer
+ * for every kind of refusal, the cookie set on success.
+ */
+export async function signInRoute(
+  ctx: Context,
+  deps: { throttle: SigninThrottle; settings: GuardSettings; logger: Logger; now: () => number },
+  scope: SessionScope,
+  attempt: () => Promise<({ sessionId: string } & OpenSession) | undefined>,
+): Promise<OpenSession | undefined> {
+  const address = clientAddress(ctx, deps.settings.trustProxy);
+  const wait = deps.throttle.retryAfter(address);
+  if (wait > 0) {
+    ctx.set('retry-after', String(wait));
+    problem(ctx, 429, 'TOO_MANY_ATTEMPTS', `Too many failed sign-ins from this address: try again in ${wait} seconds`);
+    return undefined;
+  }
+  const opened = await attempt();
+  if (opened === undefined) {
+    deps.throttle.failed(address);
+    deps.logger.warn('dashboard sign-in refused', { event: 'dashboard', action: 'signin_refused', kind: scope.kind });
+    problem(
+      ctx,
+      401,
+      'SIGNIN_FAILED',
+      scope.kind === 'operator'
+        ? 'Wrong admin token'
+        : 'This sign-in link is invalid, expired or already used: ask your operator for a new one',
+    );
+    return undefined;
+  }
+  setSessionCookie(ctx, scope, deps.settings, opened.sessionId, opened.session.expiresAt, deps.now());
+  deps.logger.info('dashboard sign-in', { event: 'dashboard', action: 'signin', kind: scope.kind, account: opened.session.accountId });
+  return opened;
 }
 
 /** Refuses a state-changing request that does not come from the dashboard's own origin. */
