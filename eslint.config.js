@@ -1,5 +1,6 @@
-// Lint rules: typescript-eslint's recommended set, type imports kept apart, and the
-// core kept free of koa (only src/http may import it).
+// Lint rules: typescript-eslint's recommended set, type imports kept apart, the
+// core kept free of koa (only src/http may import it), and the dashboard's page
+// scripts linted as browser modules.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -16,9 +17,28 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/pool/**', 'src/auth/**', 'src/quota/**', 'src/config/**', 'src/devnet/**', 'plugins/**'],
+    files: ['src/pool/**', 'src/auth/**', 'src/quota/**', 'src/config/**', 'src/devnet/**', 'src/accounts/**', 'plugins/**'],
     rules: {
       'no-restricted-imports': ['error', { paths: ['koa', '@koa/router'], patterns: ['../http/*'] }],
+    },
+  },
+  {
+    // Served to browsers as they are (no build step): browser globals only, no Node.
+    files: ['src/http/dashboard/assets/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        navigator: 'readonly',
+        location: 'readonly',
+        history: 'readonly',
+        fetch: 'readonly',
+        URLSearchParams: 'readonly',
+        Event: 'readonly',
+        process: 'off',
+        Buffer: 'off',
+      },
     },
   },
   {

@@ -1,21 +1,24 @@
-// The noderouter command: serve, devnet, check-config and keys. Each command reads
-// the same config file (--config, else $NODEROUTER_CONFIG, else ./config/gateway.yaml,
-// else the one shipped with the package). Output that scripts read (the new key)
-// is always the last line.
+// The noderouter command: serve, devnet, check-config, keys and accounts. Each
+// command reads the same config file (--config, else $NODEROUTER_CONFIG, else
+// ./config/gateway.yaml, else the one shipped with the package). Output that scripts
+// read (the new key, the sign-in link) is always the last line.
 
 import { existsSync, watch, type FSWatcher } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { basename, dirname, join } from 'node:path';
 import { readFile } from 'node:fs/promises';
+import { AccountInputError, AccountService } from './accounts/account-service.js';
+import { AccountExistsError, AccountNotFoundError, accountState, type AccountRecord } from './accounts/account-store.js';
 import { KeyInputError, KeyService } from './auth/key-service.js';
 import { KeyNotFoundError, type KeyRecord } from './auth/key-store.js';
 import { UsageError, option, parseArgs, type ParsedArgs } from './cli-args.js';
 import { ConfigError, loadConfig } from './config/load.js';
+import { describeDuration, parseDuration } from './config/duration.js';
 import type { GatewayConfig } from './config/types.js';
 import { startConfigDevnet } from './devnet-from-config.js';
 import { Gateway } from './gateway.js';
 import { keyView } from './http/key-view.js';
-import { openStore } from './store/open-store.js';
+import { packageRoot } from './package-root.js';
+import { openStore, type StoreBundle } from './store/open-store.js';
 
 const HELP = `noderouter — API-key gateway for pools of blockchain nodes
 
@@ -32,10 +35,14 @@ Usage:
   noderouter keys usage ID|PREFIX [--since YYYY-MM-DD]
   noderouter keys export > keys.jsonl             records (hashes, never values) of every key
   noderouter keys import FILE|-                   add or replace those records in this config's store
+  noderouter accounts create --name N [--email E] [--tiers free,growth] [--default-tier T] [--adopt-keys]
+  noderouter accounts list [--json]
+  noderouter accounts token ID|NAME [--ttl 15m]   one-time dashboard sign-in link (last line)
+  noderouter accounts disable|enable|delete ID|NAME
 `;
 
 function packageConfig(): string {
-  return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'config', 'gateway.yaml');
+  return join(packageRoot(), 'config', 'gateway.yaml');
 }
 
 export function defaultConfigPath(explicit?: string): string {
@@ -55,9 +62,15 @@ async function serve(args: ParsedArgs): Promise<number> {
   const devnet = args.options.has('devnet') ? await startConfigDevnet(config) : undefined;
   const gateway = await Gateway.start(config);
   let demoKey: string | undefined;
-  if (devnet !== undefined) demoKey = await issueDemoKey(gateway, config);
+  let demoLink: string | undefined;
+  if (devnet !== undefined) {
+    const demo = await demoAccount(gateway, config);
+    demoKey = await issueDemoKey(gateway, config, demo);
+    if (gateway.dashboardUrl !== '') demoLink = signinLink(gateway.dashboardUrl, (await gateway.accounts.issueToken(demo.id)).token);
+  }
   out('');
   out(`noderouter is serving ${gateway.url} (admin ${gateway.adminUrl})`);
+  if (gateway.dashboardUrl !== '') out(`dashboard: ${gateway.dashboardUrl}`);
   if (devnet?.controlUrl !== undefined) out(`devnet control: ${devnet.controlUrl}`);
   out('endpoints:');
   for (const e of gateway.endpoints()) {
@@ -72,6 +85,11 @@ async function serve(args: ParsedArgs): Promise<number> {
       out(`try: curl -s -H 'apikey: ${demoKey}' -H 'content-type: application/json' \\`);
       out(`       -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}' ${first.url}`);
     }
+  }
+  if (demoLink !== undefined) {
+    out('');
+    out(`demo account sign-in link (works once, ${describeDuration(config.dashboard.signinTokenTtlMs)}):`);
+    out(`  ${demoLink}`);
   }
   process.on('SIGHUP', () => void gateway.reload());
   const unwatch = watchConfig(config.file, () => void gateway.reload());
@@ -111,14 +129,44 @@ function watchConfig(file: string, onChange: () => void): () => void {
 
 const DEMO_LABEL = 'demo key (npm start)';
 
+function demoTier(config: GatewayConfig): string {
+  return config.tiers.enterprise !== undefined ? 'enterprise' : (Object.keys(config.tiers)[0] as string);
+}
+
+/** The devnet's dashboard account "demo" (every tier), made on first start; demo keys of older starts become its. */
+async function demoAccount(gateway: Gateway, config: GatewayConfig): Promise<AccountRecord> {
+  const found = await gateway.accounts.store.getAccount('demo');
+  if (found !== undefined) return found;
+  const { account } = await gateway.accounts.create(
+    { name: 'demo', tiers: Object.keys(config.tiers), defaultTier: demoTier(config) },
+    { adoptKeys: true },
+  );
+  return account;
+}
+
 /** A fresh demo key each start; the previous ones are revoked, so none lingers. */
-async function issueDemoKey(gateway: Gateway, config: GatewayConfig): Promise<string> {
-  for (const k of await gateway.store.list({ account: 'demo' })) {
+async function issueDemoKey(gateway: Gateway, config: GatewayConfig, account: AccountRecord): Promise<string> {
+  for (const k of await gateway.store.list({ account: account.id })) {
     if (k.label === DEMO_LABEL && k.revokedAt === undefined) await gateway.store.revoke(k.id);
   }
-  const tier = config.tiers.enterprise !== undefined ? 'enterprise' : (Object.keys(config.tiers)[0] as string);
-  const { value } = await gateway.keys.create({ account: 'demo', tier, label: DEMO_LABEL });
+  const { value } = await gateway.keys.create({ account: account.id, tier: demoTier(config), label: DEMO_LABEL });
   return value;
+}
+
+function signinLink(dashboardUrl: string, token: string): string {
+  return `${dashboardUrl}/signin?token=${token}`;
+}
+
+/**
+ * Where the dashboard of a config answers, for links the CLI prints: dashboard.publicUrl,
+ * else its own listener or the admin listener (a wildcard address printed as loopback).
+ */
+function configuredDashboardUrl(config: GatewayConfig): string {
+  const d = config.dashboard;
+  if (d.publicUrl !== undefined) return `${d.publicUrl}/dashboard`;
+  const [host, port] = d.port !== undefined ? [d.host, d.port] : [config.server.adminHost, config.server.adminPort];
+  const shown = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}/dashboard`;
 }
 
 async function devnetOnly(args: ParsedArgs): Promise<number> {
@@ -139,12 +187,22 @@ async function checkConfig(args: ParsedArgs): Promise<number> {
   return 0;
 }
 
+/** The CLI's services over a config's store: key operations resolve dashboard account names. */
+function services(config: GatewayConfig, bundle: StoreBundle): { keys: KeyService; accounts: AccountService } {
+  const accounts = new AccountService(bundle.accounts, bundle.keys, {
+    tiers: config.tiers,
+    sessionTtlMs: config.dashboard.sessionTtlMs,
+    signinTokenTtlMs: config.dashboard.signinTokenTtlMs,
+  });
+  return { accounts, keys: new KeyService(bundle.keys, config.tiers, config.keys.rotationGraceSeconds, accounts.resolveForKeys) };
+}
+
 async function keys(args: ParsedArgs): Promise<number> {
   const [, sub, ref] = args.positional;
   const config = await loadConfig(defaultConfigPath(option(args, 'config')));
   const bundle = await openStore(config.store, { live: false });
   const store = bundle.keys;
-  const service = new KeyService(store, config.tiers, config.keys.rotationGraceSeconds);
+  const service = services(config, bundle).keys;
   const needRef = (): string => {
     if (ref === undefined) throw new UsageError(`keys ${sub} needs a key id or prefix`);
     return ref;
@@ -175,7 +233,7 @@ async function keys(args: ParsedArgs): Promise<number> {
       }
       case 'list': {
         const account = option(args, 'account');
-        const list = (await store.list(account === undefined ? {} : { account })).map((r) => keyView(r));
+        const list = (await service.list(account === undefined ? {} : { account })).map((r) => keyView(r));
         if (args.options.has('json')) out(JSON.stringify(list, null, 2));
         else {
           out(
@@ -246,6 +304,98 @@ async function keys(args: ParsedArgs): Promise<number> {
   }
 }
 
+async function accounts(args: ParsedArgs): Promise<number> {
+  const [, sub, ref] = args.positional;
+  const config = await loadConfig(defaultConfigPath(option(args, 'config')));
+  const bundle = await openStore(config.store, { live: false });
+  const service = services(config, bundle).accounts;
+  const needRef = (): string => {
+    if (ref === undefined) throw new UsageError(`accounts ${sub} needs an account id or name`);
+    return ref;
+  };
+  const show = (a: AccountRecord): void => {
+    const fields: Array<[string, string]> = [
+      ['id', a.id],
+      ['name', a.name],
+      ['email', a.email ?? '-'],
+      ['tiers', a.tiers.join(',')],
+      ['defaultTier', a.defaultTier],
+      ['state', accountState(a)],
+      ['createdAt', a.createdAt],
+    ];
+    for (const [k, v] of fields) out(`${k.padEnd(12)} ${v}`);
+  };
+  try {
+    switch (sub) {
+      case 'create': {
+        const { account, adopted } = await service.create(
+          {
+            name: option(args, 'name'),
+            email: option(args, 'email'),
+            tiers: option(args, 'tiers'),
+            defaultTier: option(args, 'default-tier'),
+          },
+          { adoptKeys: args.options.has('adopt-keys') },
+        );
+        show(account);
+        if (adopted > 0) out(`adopted ${adopted} existing key(s) whose account was "${account.name}"`);
+        out('');
+        out(`Next: noderouter accounts token ${account.name}   (a one-time sign-in link)`);
+        return 0;
+      }
+      case 'list': {
+        const list = await service.store.listAccounts();
+        const rows = await Promise.all(list.map(async (a) => ({ a, keys: (await service.keysOf(a)).length })));
+        if (args.options.has('json')) {
+          out(
+            JSON.stringify(
+              rows.map(({ a, keys: n }) => ({ ...a, email: a.email ?? null, state: accountState(a), keys: n })),
+              null,
+              2,
+            ),
+          );
+          return 0;
+        }
+        out(
+          `${'ID'.padEnd(17)} ${'NAME'.padEnd(20)} ${'STATE'.padEnd(9)} ${'TIERS'.padEnd(24)} ${'KEYS'.padStart(5)} ${'CREATED'.padEnd(24)} EMAIL`,
+        );
+        for (const { a, keys: n } of rows) {
+          const tiers = a.tiers.map((t) => (t === a.defaultTier ? `${t}*` : t)).join(',');
+          out(
+            `${a.id.padEnd(17)} ${a.name.padEnd(20)} ${accountState(a).padEnd(9)} ${tiers.padEnd(24)} ${String(n).padStart(5)} ${a.createdAt.padEnd(24)} ${a.email ?? '-'}`,
+          );
+        }
+        return 0;
+      }
+      case 'token': {
+        const ttlText = option(args, 'ttl');
+        const ttl = ttlText === undefined ? undefined : parseDuration(ttlText);
+        if (ttlText !== undefined && ttl === undefined) throw new UsageError('--ttl must be a duration like 15m, 2h or 1d');
+        const { token, account, expiresAt } = await service.issueToken(needRef(), ttl);
+        if (!config.dashboard.enabled)
+          process.stderr.write('noderouter: note: dashboard.enabled is false in this config; the link works once it is on\n');
+        out(
+          `Sign-in link for account ${account.name} (${account.id}): works once, until ${expiresAt} (${describeDuration(ttl ?? config.dashboard.signinTokenTtlMs)}).`,
+        );
+        out('Send it privately; whoever opens it first is signed in as this account.');
+        out(signinLink(configuredDashboardUrl(config), token));
+        return 0;
+      }
+      case 'disable':
+      case 'enable':
+      case 'delete': {
+        show(await service.setState(needRef(), sub));
+        if (sub === 'delete') out('its keys are revoked; the name stays taken');
+        return 0;
+      }
+      default:
+        throw new UsageError(`unknown accounts command "${sub ?? ''}" (create, list, token, disable, enable, delete)`);
+    }
+  } finally {
+    await bundle.close();
+  }
+}
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
@@ -283,8 +433,26 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     const args = parseArgs(
       argv,
-      ['config', 'account', 'tier', 'label', 'chains', 'archive', 'allow', 'deny', 'expires', 'grace', 'since'],
-      ['devnet', 'json', 'help'],
+      // keys options, then accounts options
+      [
+        'config',
+        'account',
+        'tier',
+        'label',
+        'chains',
+        'archive',
+        'allow',
+        'deny',
+        'expires',
+        'grace',
+        'since',
+        'name',
+        'email',
+        'tiers',
+        'default-tier',
+        'ttl',
+      ],
+      ['devnet', 'json', 'help', 'adopt-keys'],
     );
     if (command === undefined || command === 'help' || args.options.has('help')) {
       out(HELP);
@@ -299,6 +467,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await checkConfig(args);
       case 'keys':
         return await keys(args);
+      case 'accounts':
+        return await accounts(args);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
@@ -307,7 +477,14 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stderr.write(`${err.message}\n`);
       return 1;
     }
-    if (err instanceof UsageError || err instanceof KeyInputError || err instanceof KeyNotFoundError) {
+    if (
+      err instanceof UsageError ||
+      err instanceof KeyInputError ||
+      err instanceof KeyNotFoundError ||
+      err instanceof AccountInputError ||
+      err instanceof AccountNotFoundError ||
+      err instanceof AccountExistsError
+    ) {
       process.stderr.write(`noderouter: ${err.message}\n`);
       if (err instanceof UsageError) process.stderr.write(`\n${HELP}`);
       return 2;

@@ -1,11 +1,15 @@
 // Assembling and running a gateway from a validated config: key store and cache,
 // usage and admission, one runtime per chain endpoint, the traffic and admin
-// listeners. `start` returns a serving gateway; `close` releases everything in
-// reverse order after in-flight requests have drained.
+// listeners, and the account dashboard (on the admin listener or its own).
+// `start` returns a serving gateway; `close` releases everything in reverse order
+// after in-flight requests have drained.
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { AccountKeys } from './accounts/account-keys.js';
+import { AccountService, type AccountRules } from './accounts/account-service.js';
+import { SigninThrottle } from './accounts/signin-throttle.js';
 import { KeyCache } from './auth/key-cache.js';
 import { KeyService } from './auth/key-service.js';
 import type { KeyStore } from './auth/key-store.js';
@@ -16,6 +20,9 @@ import { ConfigError, loadConfig } from './config/load.js';
 import type { GatewayConfig } from './config/types.js';
 import { GatewayError } from './errors.js';
 import { createAdminApp, type Lifecycle } from './http/admin-app.js';
+import type { EndpointInfo } from './http/dashboard/account-api.js';
+import { loadAssets } from './http/dashboard/assets.js';
+import { createDashboardApp, dashboardMiddleware, type DashboardDeps } from './http/dashboard/dashboard.js';
 import { restErrorText } from './http/answers.js';
 import { EndpointTable } from './http/endpoints.js';
 import { GrpcListener } from './grpc/listener.js';
@@ -84,6 +91,10 @@ function routeTables(chains: readonly ChainRuntime[]): { http: EndpointTable<Cha
   return { http: new EndpointTable(routes('http')), grpc: new EndpointTable(routes('grpc')) };
 }
 
+function accountRules(config: GatewayConfig): AccountRules {
+  return { tiers: config.tiers, sessionTtlMs: config.dashboard.sessionTtlMs, signinTokenTtlMs: config.dashboard.signinTokenTtlMs };
+}
+
 export class Gateway {
   private lifecycle: Lifecycle = 'starting';
   private chains: ChainRuntime[] = [];
@@ -97,6 +108,11 @@ export class Gateway {
   adminUrl = '';
   /** host:port of the gRPC listener ('' when no chain endpoint uses gRPC). */
   grpcAddress = '';
+  /** The dashboard's address (`…/dashboard`, from dashboard.publicUrl when set), '' when it is off. */
+  dashboardUrl = '';
+  /** The listener serving the dashboard (the admin listener or its own), '' when it is off. */
+  dashboardListenUrl = '';
+  private throttle: SigninThrottle | undefined;
 
   private reloading: Promise<boolean> | undefined;
   private closing: Promise<void> | undefined;
@@ -107,6 +123,7 @@ export class Gateway {
     readonly metrics: Metrics,
     readonly bundle: StoreBundle,
     readonly keys: KeyService,
+    readonly accounts: AccountService,
     readonly limiter: Limiter,
     private readonly caches: RuntimeOptions['caches'],
     private readonly now: () => number,
@@ -141,12 +158,14 @@ export class Gateway {
     };
     metrics.watchCache(() => caches.memory.bytes());
     const limiter = bundle.limiter;
+    const accounts = new AccountService(bundle.accounts, store, accountRules(config), now);
     const gw = new Gateway(
       config,
       logger,
       metrics,
       bundle,
-      new KeyService(store, config.tiers, config.keys.rotationGraceSeconds),
+      new KeyService(store, config.tiers, config.keys.rotationGraceSeconds, accounts.resolveForKeys),
+      accounts,
       limiter,
       caches,
       now,
@@ -190,6 +209,8 @@ export class Gateway {
       draining: () => gw.lifecycle === 'draining',
       maxPathLength: () => gw.config.server.maxPathLength,
     });
+    const dashboard = config.dashboard.enabled ? await gw.dashboardDeps(now) : undefined;
+    const onOwnPort = dashboard !== undefined && config.dashboard.port !== undefined;
     const admin = createAdminApp({
       chains: () => gw.chains,
       metrics,
@@ -199,12 +220,24 @@ export class Gateway {
       limiter,
       adminToken: config.admin.token,
       maxBodyBytes: 64 * 1024,
+      dashboard: dashboard === undefined || onOwnPort ? undefined : dashboardMiddleware(dashboard),
     });
 
     // The admin listener comes first, so readiness answers 503 while the first probes run.
     const adminServer = createServer(admin.callback());
     const a = await listen(adminServer, config.server.adminHost, config.server.adminPort);
     gw.adminUrl = urlOf(config.server.adminHost, a.port);
+    let dashboardServer: Server | undefined;
+    if (dashboard !== undefined) {
+      let base = gw.adminUrl;
+      if (onOwnPort) {
+        dashboardServer = createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, createDashboardApp(dashboard).callback());
+        const d = await listen(dashboardServer, config.dashboard.host, config.dashboard.port ?? 0);
+        base = urlOf(config.dashboard.host, d.port);
+      }
+      gw.dashboardListenUrl = base;
+      gw.dashboardUrl = `${config.dashboard.publicUrl ?? base}/dashboard`;
+    }
     const firstProbes = Promise.all(gw.chains.map((c) => c.prober.probeAll()));
     for (const c of gw.chains) c.prober.start();
     await Promise.race([firstProbes, new Promise((r) => setTimeout(r, options.firstProbeWaitMs ?? 3_000).unref())]);
@@ -237,11 +270,18 @@ export class Gateway {
     });
     gw.ws.attach(traffic);
     gw.servers.push(traffic, adminServer);
+    if (dashboardServer !== undefined) gw.servers.push(dashboardServer);
     const t = await listen(traffic, config.server.host, config.server.port);
     gw.url = config.server.publicUrl ?? urlOf(config.server.host, t.port);
     if (gw.chains.some((c) => c.config.transport === 'grpc')) await gw.startGrpc(keyCache, store, pipeline.access);
     gw.lifecycle = 'ready';
-    logger.info('gateway listening', { event: 'start', url: gw.url, admin: gw.adminUrl, chains: gw.chains.length });
+    logger.info('gateway listening', {
+      event: 'start',
+      url: gw.url,
+      admin: gw.adminUrl,
+      dashboard: gw.dashboardUrl || undefined,
+      chains: gw.chains.length,
+    });
     return gw;
   }
 
@@ -273,23 +313,45 @@ export class Gateway {
     this.grpcAddress = this.grpc.address;
   }
 
+  /** What the dashboard reads; config is read through functions so a reload applies at once. */
+  private async dashboardDeps(now: () => number): Promise<DashboardDeps> {
+    const d = this.config.dashboard;
+    this.throttle = new SigninThrottle(d.signinAttemptsPerMinute, now);
+    return {
+      accounts: this.accounts,
+      accountKeys: new AccountKeys(this.keys, this.limiter, {
+        tiers: () => this.config.tiers,
+        chains: () => this.chains.map((c) => c.name),
+        now,
+      }),
+      keys: this.keys,
+      limiter: this.limiter,
+      throttle: this.throttle,
+      assets: await loadAssets(),
+      settings: { trustProxy: d.trustProxy, publicUrl: d.publicUrl },
+      tiers: () => this.config.tiers,
+      endpoints: () => this.endpoints(),
+      adminToken: () => this.config.admin.token,
+      logger: this.logger,
+      now,
+    };
+  }
+
   /**
-   * Every chain endpoint's public URL, in config order: gRPC ones with the :authority
-   * to send, WebSocket-serving ones with their ws:// URL.
+   * Every chain endpoint's public URL, in config order, with the plugin's sample
+   * request: gRPC ones with the :authority to send, WebSocket-serving ones with their
+   * ws:// URL.
    */
-  endpoints(): Array<{ chain: string; plugin: string; url: string; authority?: string; ws?: string }> {
+  endpoints(): EndpointInfo[] {
     return this.chains.map((c) => {
       const { host, path } = c.config.route;
+      const base = { chain: c.name, plugin: c.config.plugin, archiveOnly: c.config.archiveOnly, sample: c.handler.sample };
       if (c.config.transport === 'grpc') {
         const url = `grpc://${this.grpcAddress || `${this.config.server.grpcHost}:${this.config.server.grpcPort}`}`;
-        return host === undefined
-          ? { chain: c.name, plugin: c.config.plugin, url }
-          : { chain: c.name, plugin: c.config.plugin, url, authority: host };
+        return host === undefined ? { ...base, url } : { ...base, url, authority: host };
       }
       const url = `${host !== undefined ? `http://${host}` : this.url}${path ?? ''}`;
-      return c.handler.websocket === undefined
-        ? { chain: c.name, plugin: c.config.plugin, url }
-        : { chain: c.name, plugin: c.config.plugin, url, ws: url.replace(/^http/, 'ws') };
+      return c.handler.websocket === undefined ? { ...base, url } : { ...base, url, ws: url.replace(/^http/, 'ws') };
     });
   }
 
@@ -337,9 +399,16 @@ export class Gateway {
       this.logger.warn('gRPC chain endpoints are served after a restart (no gRPC listener is running)', { event: 'reload' });
     }
     this.keys.configure(next.tiers, next.keys.rotationGraceSeconds);
+    this.accounts.configure(accountRules(next));
+    this.throttle?.configure(next.dashboard.signinAttemptsPerMinute);
     const restartOnly = ['host', 'port', 'adminHost', 'adminPort', 'grpcHost', 'grpcPort'] as const;
-    if (restartOnly.some((k) => next.server[k] !== this.config.server[k]) || next.store.path !== this.config.store.path) {
-      this.logger.warn('listener addresses and the key store change only on restart', { event: 'reload' });
+    const dashboardRestartOnly = ['enabled', 'host', 'port', 'publicUrl', 'trustProxy'] as const;
+    if (
+      restartOnly.some((k) => next.server[k] !== this.config.server[k]) ||
+      dashboardRestartOnly.some((k) => next.dashboard[k] !== this.config.dashboard[k]) ||
+      next.store.path !== this.config.store.path
+    ) {
+      this.logger.warn('listener addresses, the dashboard listener and the key store change only on restart', { event: 'reload' });
     }
     this.config = next;
     this.logger.level = next.log.level;
@@ -376,7 +445,7 @@ export class Gateway {
 
   private async doClose(): Promise<void> {
     this.lifecycle = 'draining';
-    const [traffic, admin] = this.servers;
+    const [traffic, admin, dashboard] = this.servers;
     const cut = setTimeout(() => traffic?.closeAllConnections(), this.config.server.shutdownTimeoutMs);
     const grpcClosed = this.grpc?.close(this.config.server.shutdownTimeoutMs);
     // WebSocket clients are told first (1001), so the listener's close does not wait on them.
@@ -386,9 +455,10 @@ export class Gateway {
     await grpcClosed;
     await Promise.all(this.chains.map((c) => closeChainRuntime(c)));
     await this.bundle.close();
-    if (admin !== undefined) {
-      admin.closeAllConnections();
-      await closeServer(admin);
+    for (const server of [dashboard, admin]) {
+      if (server === undefined) continue;
+      server.closeAllConnections();
+      await closeServer(server);
     }
     this.logger.info('gateway stopped', { event: 'stop' });
   }

@@ -182,11 +182,22 @@ export interface WebSocketSupport {
   readonly subscriptions: Readonly<Record<string, string>>;
 }
 
+/** A harmless request that shows an endpoint answering: the account dashboard prints it as a curl line. */
+export interface SampleRequest {
+  readonly method: 'GET' | 'POST';
+  /** Below the endpoint's URL, starting with '/'. */
+  readonly path: string;
+  /** JSON text for POST. */
+  readonly body?: string;
+}
+
 /** A chain endpoint's instance of a plugin. */
 export interface ChainHandler {
   readonly errorStyle: ErrorStyle;
   /** Present when the endpoint serves WebSocket clients (JSON-RPC families). */
   readonly websocket?: WebSocketSupport;
+  /** Optional: without one the dashboard shows the endpoint's URL with the key header only. */
+  readonly sample?: SampleRequest;
   /**
    * Ids a node may answer with instead of the caller's (CometBFT answers abci_info
    * with -1). Any other id in a single answer marks the answer as not this call's.

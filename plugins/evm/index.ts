@@ -128,6 +128,7 @@ function createHandler(o: EvmOptions): ChainHandler {
   };
 
   return {
+    sample: { method: 'POST', path: '/', body: `{"jsonrpc":"2.0","id":1,"method":"${o.namespaces[0] ?? 'eth'}_blockNumber"}` },
     errorStyle: 'jsonrpc',
     // eth_subscribe (newHeads, logs, …) in every configured namespace.
     websocket: { subscriptions: Object.fromEntries(o.namespaces.map((ns) => [`${ns}_subscribe`, `${ns}_unsubscribe`])) },

@@ -136,6 +136,7 @@ function createHandler(o: ObjectxOptions): ChainHandler {
   }
 
   return {
+    sample: { method: 'POST', path: '/', body: probeBody },
     errorStyle: 'jsonrpc',
     websocket: { subscriptions },
     parse(req) {

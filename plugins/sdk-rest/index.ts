@@ -90,6 +90,7 @@ function createHandler(namespaces: readonly string[], fullHistory: number, costs
   const probePath = `/${namespaces[0] ?? 'cosmos'}/base/tendermint/v1beta1/blocks/latest`;
 
   return {
+    sample: { method: 'GET', path: `/${namespaces[0] ?? 'cosmos'}/auth/v1beta1/params` },
     errorStyle: 'rest',
     parse(req) {
       const write = req.method === 'POST';

@@ -100,6 +100,7 @@ function createHandler(limits: JsonLimits, fullHistory: number, costs: CostTable
   }
 
   return {
+    sample: { method: 'POST', path: '/abci_info', body: '{"jsonrpc":"2.0","id":1,"method":"abci_info"}' },
     errorStyle: 'jsonrpc',
     // abci_info and the URI form are answered with id -1 whatever was sent.
     fixedReplyIds: ['-1'],

@@ -7,8 +7,9 @@
 // rewritten when a key really changes.
 
 import { watch, type FSWatcher } from 'node:fs';
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
+import { readJsonFile, writeJsonAtomic } from '../store/json-file.js';
 import { withFileLock } from './file-lock.js';
 import {
   newKeyRecord,
@@ -76,23 +77,17 @@ export class FileKeyStore implements KeyStore {
   }
 
   private async readFileShape(): Promise<{ shape: FileShape; mtimeMs: number }> {
-    try {
-      const [text, info] = await Promise.all([readFile(this.path, 'utf8'), stat(this.path)]);
-      const shape = JSON.parse(text) as FileShape;
-      if (shape.version !== 1 || !Array.isArray(shape.keys)) throw new Error(`${this.path} is not a noderouter key file`);
-      return { shape, mtimeMs: info.mtimeMs };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { shape: { version: 1, keys: [] }, mtimeMs: 0 };
-      throw err;
-    }
+    const { value: shape, mtimeMs } = await readJsonFile<FileShape>(this.path, () => ({ version: 1, keys: [] }));
+    if (shape.version !== 1 || !Array.isArray(shape.keys)) throw new Error(`${this.path} is not a noderouter key file`);
+    return { shape, mtimeMs };
   }
 
   private async readLastUsed(): Promise<void> {
     let data: { lastUsed?: Record<string, number> };
     try {
-      data = JSON.parse(await readFile(this.lastUsedPath, 'utf8')) as { lastUsed?: Record<string, number> };
+      data = (await readJsonFile<{ lastUsed?: Record<string, number> }>(this.lastUsedPath, () => ({}))).value;
     } catch {
-      // Absent or unreadable: last-use times are informative, never worth refusing to start.
+      // Unreadable: last-use times are informative, never worth refusing to start.
       return;
     }
     for (const [id, at] of Object.entries(data.lastUsed ?? {})) {
@@ -167,9 +162,7 @@ export class FileKeyStore implements KeyStore {
     return withFileLock(this.path, async () => {
       const { shape } = await this.readFileShape();
       const [result, changed] = fn(shape.keys);
-      const tmp = `${this.path}.${process.pid}.tmp`;
-      await writeFile(tmp, JSON.stringify(shape, null, 1), { mode: 0o600 });
-      await rename(tmp, this.path);
+      await writeJsonAtomic(this.path, shape, 1);
       const before = this.byId.get(changed.id);
       this.index(shape.keys);
       this.mtimeMs = (await stat(this.path)).mtimeMs;
@@ -247,10 +240,8 @@ export class FileKeyStore implements KeyStore {
   private async flushTouches(): Promise<void> {
     if (!this.touchedSinceFlush) return;
     this.touchedSinceFlush = false;
-    const tmp = `${this.lastUsedPath}.${process.pid}.tmp`;
     try {
-      await writeFile(tmp, JSON.stringify({ version: 1, lastUsed: Object.fromEntries(this.lastUsed) }), { mode: 0o600 });
-      await rename(tmp, this.lastUsedPath);
+      await writeJsonAtomic(this.lastUsedPath, { version: 1, lastUsed: Object.fromEntries(this.lastUsed) });
     } catch {
       this.touchedSinceFlush = true;
     }

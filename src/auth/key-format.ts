@@ -10,7 +10,7 @@ const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 /** Shape of anything we accept as a key before hashing; anything else is refused unread. */
 const ACCEPTABLE = /^[A-Za-z0-9_-]{16,128}$/;
 
-function randomBase62(length: number): string {
+export function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
     for (const b of randomBytes(length * 2)) {

@@ -1,5 +1,7 @@
-// Key lifecycle operations with their input checks, shared by the CLI and the admin
-// API so both refuse the same mistakes with the same words.
+// Key lifecycle operations with their input checks, shared by the CLI, the admin
+// API and the account dashboard so all refuse the same mistakes with the same words.
+// An `account` given by the operator may name a dashboard account (by id or name):
+// the key then carries that account's id; any other string is kept as it is.
 
 import type { TierConfig } from '../config/types.js';
 import type { KeyPermissions, KeyRecord, KeyStore } from './key-store.js';
@@ -40,12 +42,22 @@ function patterns(v: unknown, name: string, fallback: readonly string[]): readon
   return list as string[];
 }
 
+/** What a key's `account` holds for what the operator typed; throws KeyInputError to refuse a new key. */
+export type AccountResolver = (ref: string, purpose: 'create' | 'list') => Promise<string>;
+
 export class KeyService {
   constructor(
     readonly store: KeyStore,
     private tiers: Readonly<Record<string, TierConfig>>,
     private graceSeconds: number,
+    private readonly resolveAccount: AccountResolver = (ref) => Promise.resolve(ref),
   ) {}
+
+  /** Keys of one account (an account's id or name, or a free-form account string), or all. */
+  async list(filter: { account?: string } = {}): Promise<KeyRecord[]> {
+    if (filter.account === undefined) return this.store.list();
+    return this.store.list({ account: await this.resolveAccount(filter.account, 'list') });
+  }
 
   /** After a config reload. */
   configure(tiers: Readonly<Record<string, TierConfig>>, graceSeconds: number): void {
@@ -78,7 +90,7 @@ export class KeyService {
       deny: patterns(input.deny, 'deny', []),
     };
     return this.store.create({
-      account: input.account,
+      account: await this.resolveAccount(input.account, 'create'),
       tier: input.tier,
       label: (input.label as string | undefined) ?? '',
       permissions,

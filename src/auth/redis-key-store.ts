@@ -3,7 +3,8 @@
 // pub/sub channel on which every change is announced so every instance drops the
 // affected cache entries at once (the cache TTL is the backstop for lost messages).
 // Layout under the prefix: k:<id> record, h:<hash> id, p:<prefix> id, ids (set),
-// lastused (hash id → ms), and the channel `changes`.
+// ka:<account> (set of the account's key ids; built once from the records when
+// absent, marked by ka-index), lastused (hash id → ms), and the channel `changes`.
 
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -33,6 +34,8 @@ export class RedisKeyStore implements KeyStore {
   private readonly listeners: Array<(c: StoreChange) => void> = [];
   private readonly touched = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
+  /** The per-account sets are known to exist (see ensureAccountIndex). */
+  private indexed = false;
   /** Tags this instance's announcements: it applied them already and ignores their echo. */
   private readonly origin = randomUUID();
   private readonly find: ScriptCall;
@@ -111,9 +114,33 @@ export class RedisKeyStore implements KeyStore {
   }
 
   private async save(record: KeyRecord, extra: (m: ReturnType<Redis['multi']>) => void): Promise<void> {
-    const m = this.redis.multi().set(this.key('k', record.id), JSON.stringify(record)).sadd(`${this.prefix}ids`, record.id);
+    const m = this.redis
+      .multi()
+      .set(this.key('k', record.id), JSON.stringify(record))
+      .sadd(`${this.prefix}ids`, record.id)
+      .sadd(this.accountSet(record.account), record.id);
     extra(m);
     await m.exec();
+  }
+
+  private accountSet(account: string): string {
+    return `${this.prefix}ka:${account}`;
+  }
+
+  /**
+   * The per-account sets, built once from every record when the store predates them
+   * (the dashboard lists one account's keys on every page: no scan of all keys then).
+   */
+  private async ensureAccountIndex(): Promise<void> {
+    if (this.indexed) return;
+    const marker = `${this.prefix}ka-index`;
+    if ((await this.redis.exists(marker)) === 0) {
+      const all = await this.list();
+      const m = this.redis.multi();
+      for (const r of all) m.sadd(this.accountSet(r.account), r.id);
+      await m.set(marker, '1').exec();
+    }
+    this.indexed = true;
   }
 
   async create(input: NewKey): Promise<{ record: KeyRecord; value: string }> {
@@ -126,7 +153,10 @@ export class RedisKeyStore implements KeyStore {
   /** Import a record as it is (hashes only: `keys import` never sees a value). */
   async put(record: KeyRecord): Promise<void> {
     const now = Date.now();
+    const before = await this.redis.get(this.key('k', record.id));
+    const previous = before === null ? undefined : (JSON.parse(before) as KeyRecord).account;
     await this.save(record, (m) => {
+      if (previous !== undefined && previous !== record.account) m.srem(this.accountSet(previous), record.id);
       m.set(this.key('h', record.hash), record.id).set(this.key('p', record.prefix), record.id);
       for (const r of record.retired) {
         const until = Date.parse(r.until);
@@ -150,7 +180,12 @@ export class RedisKeyStore implements KeyStore {
   }
 
   async list(filter: { account?: string } = {}): Promise<KeyRecord[]> {
-    const ids = await this.redis.smembers(`${this.prefix}ids`);
+    let ids: string[];
+    if (filter.account === undefined) ids = await this.redis.smembers(`${this.prefix}ids`);
+    else {
+      await this.ensureAccountIndex();
+      ids = await this.redis.smembers(this.accountSet(filter.account));
+    }
     if (ids.length === 0) return [];
     const [texts, lasts] = await Promise.all([
       this.redis.mget(ids.map((id) => this.key('k', id))),
@@ -161,6 +196,7 @@ export class RedisKeyStore implements KeyStore {
       if (t === null) return;
       const r = JSON.parse(t) as KeyRecord;
       const last = lasts[i];
+      // The set may still name a key since given to another account (put): the record decides.
       if (filter.account === undefined || r.account === filter.account) {
         out.push(last === null || last === undefined ? r : { ...r, lastUsedAt: new Date(Number(last)).toISOString() });
       }

@@ -2,6 +2,8 @@
 // naming the exact path and the fix instead of throwing, so one run reports every
 // mistake in a file. Unknown keys are problems (a typo must never be ignored).
 
+import { describeDuration, parseDuration } from './duration.js';
+
 export class ConfigProblems {
   readonly list: string[] = [];
   add(path: string, message: string): void {
@@ -93,6 +95,20 @@ export class Reader {
       return fallback;
     }
     return n;
+  }
+
+  /** A duration (`15m`, `12h`, `7d`, or seconds) within [min, max], in milliseconds. */
+  duration(v: unknown, path: string, fallbackMs: number, minMs: number, maxMs: number): number {
+    if (v === undefined || v === null) return fallbackMs;
+    const ms = parseDuration(v);
+    if (ms === undefined || ms < minMs || ms > maxMs) {
+      this.problems.add(
+        path,
+        `must be a duration like "90s", "15m", "12h" or "7d", from ${describeDuration(minMs)} to ${describeDuration(maxMs)}`,
+      );
+      return fallbackMs;
+    }
+    return ms;
   }
 
   bool(v: unknown, path: string, fallback: boolean): boolean {

@@ -4,13 +4,13 @@
 import { isAbsolute, resolve, dirname } from 'node:path';
 import type { ChainPlugin } from '../plugin.js';
 import { ConfigProblems, Reader, join } from './reader.js';
-import type { ChainConfig, GatewayConfig, NodeConfig, TierConfig } from './types.js';
+import type { ChainConfig, DashboardConfig, GatewayConfig, NodeConfig, TierConfig } from './types.js';
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const ROUTE_PATH = /^(\/[A-Za-z0-9._~-]+)+$/;
 const HOST = /^[A-Za-z0-9.-]+(:\d+)?$/;
 
-const TOP = ['server', 'log', 'admin', 'store', 'keys', 'cache', 'tiers', 'devnet', 'chains'] as const;
+const TOP = ['server', 'log', 'admin', 'dashboard', 'store', 'keys', 'cache', 'tiers', 'devnet', 'chains'] as const;
 const SERVER = [
   'host',
   'port',
@@ -197,6 +197,45 @@ function readStore(r: Reader, store: Record<string, unknown>, path: string): Gat
   };
 }
 
+const DASHBOARD = [
+  'enabled',
+  'host',
+  'port',
+  'publicUrl',
+  'sessionTtl',
+  'signinTokenTtl',
+  'signinAttemptsPerMinute',
+  'trustProxy',
+] as const;
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+
+function readDashboard(r: Reader, v: unknown): DashboardConfig {
+  const d = r.section(v, 'dashboard', DASHBOARD) ?? {};
+  const publicUrl = r.optionalString(d.publicUrl, 'dashboard.publicUrl')?.replace(/\/+$/, '');
+  if (publicUrl !== undefined) {
+    let ok = false;
+    try {
+      const u = new URL(publicUrl);
+      ok = (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === publicUrl;
+    } catch {
+      ok = false;
+    }
+    // The dashboard lives at /dashboard of this origin: a path here would be ignored, so refuse it.
+    if (!ok) r.problems.add('dashboard.publicUrl', 'must be an origin like "https://dash.example.com" (no path, query or credentials)');
+  }
+  return {
+    enabled: r.bool(d.enabled, 'dashboard.enabled', false),
+    host: r.string(d.host, 'dashboard.host', '127.0.0.1'),
+    port: d.port === undefined || d.port === null ? undefined : r.int(d.port, 'dashboard.port', 0, 0, 65535),
+    publicUrl,
+    sessionTtlMs: r.duration(d.sessionTtl, 'dashboard.sessionTtl', 12 * 3_600_000, MINUTE, 30 * DAY),
+    signinTokenTtlMs: r.duration(d.signinTokenTtl, 'dashboard.signinTokenTtl', 15 * MINUTE, MINUTE, 7 * DAY),
+    signinAttemptsPerMinute: r.int(d.signinAttemptsPerMinute, 'dashboard.signinAttemptsPerMinute', 10, 1, 10_000),
+    trustProxy: r.bool(d.trustProxy, 'dashboard.trustProxy', false),
+  };
+}
+
 /**
  * Node names are unique within a chain endpoint (metrics label them by chain and node);
  * routes are unique per listener; at most one gRPC chain is the default (no route.host).
@@ -300,6 +339,7 @@ export function validateConfig(
     },
     log: { level: r.oneOf(log.level, 'log.level', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info') },
     admin: { token: adminToken },
+    dashboard: readDashboard(r, top.dashboard),
     store: readStore(r, store, isAbsolute(storePath) ? storePath : resolve(base, storePath)),
     keys: {
       cacheTtlMs: r.int(keys.cacheTtlMs, 'keys.cacheTtlMs', 30_000, 0),

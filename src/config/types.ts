@@ -152,12 +152,31 @@ export interface CacheConfig {
   readonly redisMaxTtlMs: number;
 }
 
+/** The account dashboard (README "Dashboard"). */
+export interface DashboardConfig {
+  readonly enabled: boolean;
+  /** Its own listener's address; with `port` unset it is served on the admin listener. */
+  readonly host: string;
+  readonly port: number | undefined;
+  /** Origin customers reach it at (https://dash.example.com); sign-in links and the CSRF origin check use it. */
+  readonly publicUrl: string | undefined;
+  /** Absolute life of a session from sign-in. */
+  readonly sessionTtlMs: number;
+  /** Life of a sign-in link from `accounts token` (the CLI's --ttl overrides it). */
+  readonly signinTokenTtlMs: number;
+  /** Failed sign-ins one client address may make per minute before 429. */
+  readonly signinAttemptsPerMinute: number;
+  /** Read the client address from X-Forwarded-For (behind a reverse proxy). */
+  readonly trustProxy: boolean;
+}
+
 export interface GatewayConfig {
   /** Absolute path of the file this was read from ('' when built in code). */
   readonly file: string;
   readonly server: ServerConfig;
   readonly log: { readonly level: LogLevel };
   readonly admin: { readonly token: string | undefined };
+  readonly dashboard: DashboardConfig;
   readonly store: StoreConfig;
   readonly keys: KeysConfig;
   readonly cache: CacheConfig;

@@ -1,9 +1,9 @@
 // The admin listener: health (liveness, readiness, per-chain pool state), /metrics,
-// and the key API behind the admin token. Kept off the traffic port so operators
-// can firewall it.
+// the key API behind the admin token, and the account dashboard unless it has a
+// port of its own. Kept off the traffic port so operators can firewall it.
 
 import Router from '@koa/router';
-import Koa from 'koa';
+import Koa, { type Middleware } from 'koa';
 import type { ChainRuntime } from '../chain-runtime.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { KeyService } from '../auth/key-service.js';
@@ -22,6 +22,8 @@ export interface AdminAppDeps {
   readonly limiter: Limiter;
   readonly adminToken: string | undefined;
   readonly maxBodyBytes: number;
+  /** The dashboard (handles /dashboard/*, passes the rest on); absent when off or on its own port. */
+  readonly dashboard?: Middleware;
 }
 
 function poolState(rt: ChainRuntime): object {
@@ -49,6 +51,7 @@ export function createAdminApp(deps: AdminAppDeps): Koa {
   const app = new Koa();
   app.silent = true;
   const router = new Router();
+  if (deps.dashboard !== undefined) app.use(deps.dashboard);
 
   router.get('/health/live', (ctx) => {
     ctx.body = { status: 'ok' };

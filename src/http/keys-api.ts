@@ -7,7 +7,7 @@ import type { Context } from 'koa';
 import { KeyInputError, type KeyService } from '../auth/key-service.js';
 import { KeyNotFoundError } from '../auth/key-store.js';
 import type { Limiter } from '../quota/limiter.js';
-import { readBody } from './body.js';
+import { jsonBody, problem } from './json-api.js';
 import { keyView } from './key-view.js';
 
 export interface KeyApiDeps {
@@ -15,19 +15,6 @@ export interface KeyApiDeps {
   readonly limiter: Limiter;
   readonly authorized: (header: string | undefined) => boolean;
   readonly maxBodyBytes: number;
-}
-
-function problem(ctx: Context, status: number, code: string, message: string): void {
-  ctx.status = status;
-  ctx.body = { error: { code, message } };
-}
-
-async function jsonBody(ctx: Context, max: number): Promise<Record<string, unknown>> {
-  const raw = await readBody(ctx.req, max);
-  if (raw.length === 0) return {};
-  const v = JSON.parse(raw.toString('utf8')) as unknown;
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new KeyInputError('body must be a JSON object');
-  return v as Record<string, unknown>;
 }
 
 export function mountKeyApi(router: Router, deps: KeyApiDeps): void {
@@ -49,7 +36,7 @@ export function mountKeyApi(router: Router, deps: KeyApiDeps): void {
   router.use('/admin', guard);
   router.get('/admin/keys', async (ctx) => {
     const account = typeof ctx.query.account === 'string' ? ctx.query.account : undefined;
-    const list = await deps.keys.store.list(account === undefined ? {} : { account });
+    const list = await deps.keys.list(account === undefined ? {} : { account });
     const now = Date.now();
     ctx.body = { keys: list.map((r) => keyView(r, now)) };
   });

@@ -1,7 +1,8 @@
 // Persisting the usage book beside the key file, so a restart loses nothing: read
 // at start, written atomically when changed (on an interval and at shutdown).
 
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { writeJsonAtomic } from '../store/json-file.js';
 import type { UsageBook, UsageRow } from './usage.js';
 
 export function usagePathFor(keyFile: string): string {
@@ -39,10 +40,8 @@ export class UsageFile {
     this.writing = this.writing.then(async () => {
       if (!this.book.dirty) return;
       this.book.dirty = false;
-      const tmp = `${this.path}.${process.pid}.tmp`;
       try {
-        await writeFile(tmp, JSON.stringify({ version: 1, usage: this.book.snapshot() }), { mode: 0o600 });
-        await rename(tmp, this.path);
+        await writeJsonAtomic(this.path, { version: 1, usage: this.book.snapshot() });
       } catch {
         this.book.dirty = true;
       }

@@ -1,7 +1,10 @@
-// Opening the configured store: key records and limits/usage together, file
-// (embedded default: keys in a JSON file, limits in memory, usage beside the keys)
-// or Redis (all of it shared by every gateway instance).
+// Opening the configured store: key records, limits/usage and dashboard accounts
+// together, file (embedded default: keys in a JSON file, limits in memory, usage and
+// accounts beside the keys) or Redis (all of it shared by every gateway instance).
 
+import type { AccountStore } from '../accounts/account-store.js';
+import { accountsPathFor, FileAccountStore } from '../accounts/file-account-store.js';
+import { RedisAccountStore } from '../accounts/redis-account-store.js';
 import { FileKeyStore } from '../auth/file-key-store.js';
 import { RedisKeyStore } from '../auth/redis-key-store.js';
 import type { KeyStore } from '../auth/key-store.js';
@@ -20,6 +23,8 @@ export interface StoreBundle {
   readonly limiter: Limiter;
   /** Concurrent WebSocket connections per key. */
   readonly slots: ConnectionSlots;
+  /** Dashboard accounts, sign-in tokens and sessions. */
+  readonly accounts: AccountStore;
   /** The Redis connection of a Redis store (the response cache may share it). */
   readonly redis: Redis | undefined;
   /** Whether the backing service answers (the file store always does). */
@@ -40,15 +45,18 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions):
     const keys = await FileKeyStore.open(config.path, { live: options.live });
     const limiter = await MemoryLimiter.open(usagePathFor(config.path), options.now);
     const slots = new MemoryConnectionSlots();
+    const accounts = await FileAccountStore.open(accountsPathFor(config.path), options.now);
     return {
       kind: 'file',
       keys,
       limiter,
       slots,
+      accounts,
       redis: undefined,
       up: () => true,
       close: async () => {
         await slots.close();
+        await accounts.close();
         await limiter.close();
         await keys.close();
       },
@@ -79,6 +87,7 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions):
     keys,
     limiter,
     slots,
+    accounts: new RedisAccountStore(connection.client, config.prefix, options.now),
     redis: connection.client,
     up: () => connection.up,
     close: async () => {

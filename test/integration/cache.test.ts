@@ -3,10 +3,10 @@
 // the byte bound, accounting, metrics, and the Redis store shared by instances.
 
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import type { Gateway } from '../../src/gateway.js';
 import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
+import { deleteUnderPrefix } from '../support/redis.js';
 
 const EVM: ChainSpec = {
   name: 'l1',
@@ -187,10 +187,7 @@ describe('response cache in Redis, shared by instances', function () {
   });
   after(async () => {
     await stack.close();
-    const r = new Redis('redis://127.0.0.1:6379');
-    const keys = await r.keys(`${prefix}*`);
-    if (keys.length > 0) await r.del(...keys);
-    r.disconnect();
+    await deleteUnderPrefix(prefix);
   });
 
   it('answers on one instance what another cached', async () => {

@@ -1,11 +1,13 @@
-// The noderouter command: check-config messages, and the key commands against the
-// file store a running gateway uses (a key created by the CLI works at once).
+// The noderouter command: check-config messages, and the key and account commands
+// against the file store a running gateway uses (a key created by the CLI works at
+// once; a sign-in link printed by the CLI signs in on the running dashboard).
 
 import { expect } from 'chai';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { rpc, startStack, type Stack } from '../support/harness.js';
 import { lastLine, runCli } from '../support/cli.js';
+import { DashboardClient } from '../support/dashboard-client.js';
 
 describe('noderouter CLI', function () {
   this.timeout(60_000);
@@ -100,6 +102,120 @@ describe('noderouter CLI', function () {
       const res = await runCli(['keys', 'create', '--config', stack.configFile, '--account', 'acme', '--tier', 'gold']);
       expect(res.code).to.equal(2);
       expect(res.stderr).to.contain('tier must be one of: free, growth, enterprise');
+    });
+  });
+
+  describe('accounts', () => {
+    let stack: Stack;
+    before(async () => {
+      stack = await startStack({ dashboardYaml: '{ enabled: true, publicUrl: "https://dash.example.com" }' });
+    });
+    after(() => stack.close());
+    const cli = (...args: string[]) => runCli([...args, '--config', stack.configFile]);
+
+    it('creates accounts with their tiers, refuses mistakes with the fix and exit 2, and lists them', async () => {
+      const created = await cli(
+        'accounts',
+        'create',
+        '--name',
+        'acme',
+        '--email',
+        'ops@acme.example',
+        '--tiers',
+        'free,growth',
+        '--default-tier',
+        'growth',
+      );
+      expect(created.stderr).to.equal('');
+      expect(created.code).to.equal(0);
+      expect(created.stdout).to.match(/^id\s+acc_[A-Za-z0-9]{12}$/m);
+      expect(created.stdout).to.match(/^tiers\s+free,growth$/m);
+      expect(created.stdout).to.contain('noderouter accounts token acme');
+
+      const twice = await cli('accounts', 'create', '--name', 'ACME');
+      expect(twice.code).to.equal(2);
+      expect(twice.stderr).to.contain('an account named "ACME" already exists');
+      const badTier = await cli('accounts', 'create', '--name', 'globex', '--tiers', 'gold');
+      expect(badTier.code).to.equal(2);
+      expect(badTier.stderr).to.contain('tiers must be among the configured tiers: free, growth, enterprise (unknown: gold)');
+
+      const list = await cli('accounts', 'list');
+      expect(list.code).to.equal(0);
+      expect(list.stdout).to.match(/acme\s+active\s+free,growth\*\s+0 /);
+      const json = JSON.parse((await cli('accounts', 'list', '--json')).stdout) as Array<{
+        name: string;
+        state: string;
+        keys: number;
+        email: string;
+      }>;
+      expect(json.find((a) => a.name === 'acme')).to.deep.include({ state: 'active', keys: 0, email: 'ops@acme.example' });
+    });
+
+    it('gives keys created for an account name that account’s id, and lists them by name', async () => {
+      const id = (await stack.gateway.accounts.find('acme')).id;
+      const created = await cli('keys', 'create', '--account', 'acme', '--tier', 'growth', '--label', 'from cli');
+      expect(created.code).to.equal(0);
+      expect(created.stdout).to.match(new RegExp(`^account\\s+${id}$`, 'm'));
+      const key = lastLine(created.stdout);
+      expect((await rpc(stack.url('/l1'), { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' }, { apikey: key })).status).to.equal(200);
+      const list = await cli('keys', 'list', '--account', 'acme');
+      expect(list.stdout).to.contain(key.slice(0, 8)).and.contain('from cli');
+      // A free-form account string still works as before.
+      const legacy = await cli('keys', 'create', '--account', 'legacy-co', '--tier', 'free');
+      expect(legacy.stdout).to.match(/^account\s+legacy-co$/m);
+    });
+
+    it('prints a one-time sign-in link as the last line, which signs in on the running dashboard once', async () => {
+      const res = await cli('accounts', 'token', 'acme', '--ttl', '30m');
+      expect(res.stderr).to.equal('');
+      expect(res.code).to.equal(0);
+      expect(res.stdout).to.contain('works once').and.contain('(30 minutes)');
+      const link = lastLine(res.stdout);
+      expect(link).to.match(/^https:\/\/dash\.example\.com\/dashboard\/signin\?token=nrs_[A-Za-z0-9]{32}$/);
+      const token = new URL(link).searchParams.get('token') as string;
+      const client = new DashboardClient(stack.gateway.dashboardListenUrl);
+      expect((await client.signIn(token)).status).to.equal(200);
+      expect((await new DashboardClient(stack.gateway.dashboardListenUrl).signIn(token)).status).to.equal(401);
+      const keys = await client.get('/keys');
+      expect(keys.text).to.contain('from cli');
+
+      for (const [args, message] of [
+        [['--ttl', '10s'], '--ttl must be from 1m to 7d'],
+        [['--ttl', 'soon'], '--ttl must be a duration like 15m, 2h or 1d'],
+      ] as const) {
+        const bad = await cli('accounts', 'token', 'acme', ...args);
+        expect(bad.code).to.equal(2);
+        expect(bad.stderr).to.contain(message);
+      }
+      const nobody = await cli('accounts', 'token', 'nobody');
+      expect(nobody.code).to.equal(2);
+      expect(nobody.stderr).to.contain('no account with id or name "nobody" (see: noderouter accounts list)');
+    });
+
+    it('adopts keys that already carry a new account’s name only with --adopt-keys', async () => {
+      const key = lastLine((await cli('keys', 'create', '--account', 'initech', '--tier', 'free')).stdout);
+      const refused = await cli('accounts', 'create', '--name', 'initech');
+      expect(refused.code).to.equal(2);
+      expect(refused.stderr).to.contain('1 existing key(s) carry the account "initech": add --adopt-keys');
+      const adopted = await cli('accounts', 'create', '--name', 'initech', '--adopt-keys');
+      expect(adopted.code).to.equal(0);
+      expect(adopted.stdout).to.contain('adopted 1 existing key(s) whose account was "initech"');
+      const id = (await stack.gateway.accounts.find('initech')).id;
+      expect((await stack.gateway.store.get(key.slice(0, 8)))?.account).to.equal(id);
+      expect((await rpc(stack.url('/l1'), { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' }, { apikey: key })).status).to.equal(200);
+    });
+
+    it('disables, enables and deletes accounts (deleting revokes their keys)', async () => {
+      const disabled = await cli('accounts', 'disable', 'initech');
+      expect(disabled.stdout).to.match(/^state\s+disabled$/m);
+      expect((await cli('accounts', 'token', 'initech')).stderr).to.contain('is disabled: enable it first');
+      expect((await cli('accounts', 'enable', 'initech')).stdout).to.match(/^state\s+active$/m);
+      const deleted = await cli('accounts', 'delete', 'initech');
+      expect(deleted.stdout).to.match(/^state\s+deleted$/m);
+      expect(deleted.stdout).to.contain('its keys are revoked');
+      const keys = await stack.gateway.store.list({ account: (await stack.gateway.accounts.find('initech')).id });
+      expect(keys.every((k) => k.revokedAt !== undefined)).to.equal(true);
+      expect((await cli('accounts', 'frobnicate')).code).to.equal(2);
     });
   });
 });

@@ -3,13 +3,13 @@
 // failure policy behaves as promised, and both recover when it returns.
 
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import type { Gateway } from '../../src/gateway.js';
 import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { lastLine, runCli } from '../support/cli.js';
 import { RpcSocket, refusal, wsUrl } from '../support/ws-client.js';
+import { deleteUnderPrefix } from '../support/redis.js';
 
 const CHAINS: readonly ChainSpec[] = [
   {
@@ -29,17 +29,6 @@ const TIERS = `
 `;
 const CALL = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' };
 
-async function cleanup(prefix: string): Promise<void> {
-  const r = new Redis('redis://127.0.0.1:6379');
-  let cursor = '0';
-  do {
-    const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    if (keys.length > 0) await r.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  r.disconnect();
-}
-
 describe('scale-out through Redis', function () {
   this.timeout(30_000);
   const prefix = `nrtest:${randomBytes(4).toString('hex')}:`;
@@ -58,7 +47,7 @@ describe('scale-out through Redis', function () {
   });
   after(async () => {
     await stack.close();
-    await cleanup(prefix);
+    await deleteUnderPrefix(prefix);
   });
 
   const callOn = (gw: Gateway, key: string) => rpc(`${gw.url}/l1`, CALL, { apikey: key });

@@ -129,6 +129,10 @@ export interface StackOptions {
   readonly serverYaml?: string;
   /** The `store:` mapping (flow YAML); the file store in a temp dir by default. */
   readonly storeYaml?: string;
+  /** The `dashboard:` mapping (flow YAML), e.g. "{ enabled: true }"; absent = off. */
+  readonly dashboardYaml?: string;
+  /** Extra `keys:` settings (flow YAML members, e.g. "rotationGraceSeconds: 600"). */
+  readonly keysYaml?: string;
 }
 
 export interface Stack {
@@ -140,6 +144,8 @@ export interface Stack {
   readonly key: string;
   url(path: string): string;
   admin(path: string): string;
+  /** A URL on the listener serving the dashboard, e.g. dashboard('/dashboard/api/keys'). */
+  dashboard(path: string): string;
   createKey(tier: string, extra?: Record<string, unknown>): Promise<{ id: string; value: string }>;
   /** Another gateway instance on the same config (scale-out tests); closed with the stack. */
   startAnother(): Promise<Gateway>;
@@ -149,7 +155,16 @@ export interface Stack {
 export function configYaml(
   chains: readonly ChainSpec[],
   urls: ReadonlyMap<string, string>,
-  opts: { tiers: string; storeYaml: string; probeIntervalMs: number; extraYaml?: string; adminToken?: string; serverYaml?: string },
+  opts: {
+    tiers: string;
+    storeYaml: string;
+    probeIntervalMs: number;
+    extraYaml?: string;
+    adminToken?: string;
+    serverYaml?: string;
+    dashboardYaml?: string;
+    keysYaml?: string;
+  },
 ): string {
   const chainYaml = chains
     .map((c) => {
@@ -182,8 +197,9 @@ export function configYaml(
     `server: { host: 127.0.0.1, port: 0, adminHost: 127.0.0.1, adminPort: 0, grpcPort: 0${opts.serverYaml === undefined ? '' : `, ${opts.serverYaml}`} }`,
     'log: { level: silent }',
     opts.adminToken === undefined ? '' : `admin: { token: "${opts.adminToken}" }`,
+    opts.dashboardYaml === undefined ? '' : `dashboard: ${opts.dashboardYaml}`,
     `store: ${opts.storeYaml}`,
-    'keys: { cacheTtlMs: 30000, negativeTtlMs: 5000 }',
+    `keys: { cacheTtlMs: 30000, negativeTtlMs: 5000${opts.keysYaml === undefined ? '' : `, ${opts.keysYaml}`} }`,
     `tiers:${opts.tiers}`,
     opts.extraYaml ?? '',
     'chains:',
@@ -216,6 +232,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       extraYaml: options.extraYaml,
       adminToken: options.adminToken,
       serverYaml: options.serverYaml,
+      dashboardYaml: options.dashboardYaml,
+      keysYaml: options.keysYaml,
     }),
   );
   const config = await loadConfig(configFile);
@@ -234,6 +252,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     key,
     url: (path) => `${gateway.url}${path}`,
     admin: (path) => `${gateway.adminUrl}${path}`,
+    dashboard: (path) => `${gateway.dashboardListenUrl}${path}`,
     createKey,
     startAnother: async () => {
       const g = await Gateway.start(config, { logger: silentLogger, now: options.now });

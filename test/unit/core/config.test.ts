@@ -41,7 +41,7 @@ describe('config validation', () => {
 
   it('refuses unknown keys at every level, with the known ones listed', async () => {
     const p = await problems(BASE.replace('route: { path: /hub/rpc }', 'route: { path: /hub/rpc, prefix: /x }') + 'extra: 1\n');
-    expect(p).to.include('extra is not a known setting (known: server, log, admin, store, keys, cache, tiers, devnet, chains)');
+    expect(p).to.include('extra is not a known setting (known: server, log, admin, dashboard, store, keys, cache, tiers, devnet, chains)');
     expect(p.some((x) => x.startsWith('chains.hub.route.prefix is not a known setting'))).to.equal(true);
   });
 
@@ -135,5 +135,32 @@ chains:
         expect(p[0]).to.match(/^chains\.hub-grpc\.nodes\[0\]\.url of a gRPC node must be http:\/\/host:port/);
       }
     });
+  });
+
+  it('reads the dashboard block: off by default, durations, its own port, and path-naming problems', async () => {
+    const off = await parseConfig(BASE, '/x.yaml', {});
+    expect(off.dashboard).to.deep.include({ enabled: false, port: undefined, sessionTtlMs: 43_200_000, signinTokenTtlMs: 900_000 });
+    const c = await parseConfig(
+      BASE +
+        'dashboard: { enabled: true, port: 8082, host: 0.0.0.0, publicUrl: "https://dash.example.com/", sessionTtl: 2h, signinTokenTtl: 90 }\n',
+      '/x.yaml',
+      {},
+    );
+    expect(c.dashboard).to.deep.include({
+      enabled: true,
+      port: 8082,
+      host: '0.0.0.0',
+      publicUrl: 'https://dash.example.com',
+      sessionTtlMs: 7_200_000,
+      signinTokenTtlMs: 90_000,
+    });
+    const p = await problems(
+      BASE + 'dashboard: { enabled: yes, publicUrl: "https://x.example/dash", sessionTtl: 31d, signinTokenTtl: soon, colour: red }\n',
+    );
+    expect(p).to.include('dashboard.enabled must be true or false');
+    expect(p).to.include('dashboard.publicUrl must be an origin like "https://dash.example.com" (no path, query or credentials)');
+    expect(p).to.include('dashboard.sessionTtl must be a duration like "90s", "15m", "12h" or "7d", from 1 minute to 30 days');
+    expect(p).to.include('dashboard.signinTokenTtl must be a duration like "90s", "15m", "12h" or "7d", from 1 minute to 7 days');
+    expect(p.some((x) => x.startsWith('dashboard.colour is not a known setting'))).to.equal(true);
   });
 });

@@ -1,0 +1,453 @@
+// The account dashboard page: sign-in (a one-time link, exchanged by a click so link
+// scanners cannot use it up), then three views chosen by the URL fragment: API keys
+// (create, rotate, revoke; a new value shown once, copied by a click), limits and
+// usage (with the chart), and endpoints (curl lines with the key's prefix as a
+// placeholder). A key value lives only in `secret` below until dismissed.
+
+import {
+  $,
+  announce,
+  apiClient,
+  confirmDialog,
+  copyText,
+  el,
+  fmtLimit,
+  fmtNumber,
+  keyAction,
+  keyCells,
+  matchesPattern,
+  revokeKey,
+  stateBadge,
+  timeEl,
+} from './common.js';
+import { drawChart, fillChartTable } from './chart.js';
+
+const api = apiClient('/dashboard/api');
+const state = { account: null, keys: [], endpoints: null };
+/** The one key value on the page, between create/rotate and "hide". */
+let secret = '';
+
+const VIEWS = ['keys', 'usage', 'endpoints'];
+
+function show(id, on) {
+  $(id).hidden = !on;
+}
+
+function fail(node, err) {
+  if (err.status === 401) return signedOut('Your session has ended: sign in again.');
+  node.textContent = err.message;
+}
+
+// ---- sign-in ---------------------------------------------------------------
+
+function signedOut(message) {
+  state.account = null;
+  hideSecret();
+  show('app', false);
+  show('who', false);
+  show('signout', false);
+  show('loading', false);
+  show('signin-view', true);
+  $('signin-error').textContent = message || '';
+  document.title = 'Sign in · noderouter dashboard';
+}
+
+async function start() {
+  const params = new URLSearchParams(location.search);
+  const token = location.pathname.endsWith('/signin') ? params.get('token') : null;
+  if (token) {
+    // Out of the address bar and history at once; kept in memory for the one click.
+    history.replaceState(null, '', '/dashboard/signin');
+    signedOut();
+    show('signin-with-link', true);
+    show('signin-without-link', false);
+    $('signin-button').addEventListener('click', async () => {
+      $('signin-button').disabled = true;
+      try {
+        const session = await api.call('/signin', { method: 'POST', body: { token } });
+        history.replaceState(null, '', '/dashboard#keys');
+        await signedIn(session);
+      } catch (err) {
+        $('signin-error').textContent = err.message;
+        show('signin-with-link', false);
+        show('signin-without-link', true);
+      }
+    });
+    $('signin-button').focus();
+    return;
+  }
+  try {
+    await signedIn(await api.call('/session'));
+  } catch (err) {
+    if (err.status === 401) signedOut();
+    else {
+      show('loading', false);
+      $('signin-error').textContent = err.message;
+      show('signin-view', true);
+    }
+  }
+}
+
+async function signedIn(session) {
+  api.setCsrf(session.csrfToken);
+  state.account = session.account;
+  if (location.pathname.endsWith('/signin')) history.replaceState(null, '', `/dashboard${location.hash}`);
+  show('signin-view', false);
+  $('who').textContent = session.account.name;
+  show('who', true);
+  show('signout', true);
+  fillCreateForm();
+  await loadKeys();
+  // Shown once there is something to show: no empty view while the keys load.
+  show('loading', false);
+  show('app', true);
+  route();
+}
+
+$('signout').addEventListener('click', async () => {
+  await api.signOut();
+  signedOut('You are signed out.');
+});
+
+// ---- views -----------------------------------------------------------------
+
+function route() {
+  if (!state.account) return;
+  const view = VIEWS.includes(location.hash.slice(1)) ? location.hash.slice(1) : 'keys';
+  for (const v of VIEWS) {
+    show(`${v}-view`, v === view);
+    const tab = $(`tab-${v}`);
+    if (v === view) tab.setAttribute('aria-current', 'page');
+    else tab.removeAttribute('aria-current');
+  }
+  const titles = { keys: 'API keys', usage: 'Limits and usage', endpoints: 'Endpoints' };
+  document.title = `${titles[view]} · noderouter dashboard`;
+  if (view === 'usage') void loadUsage();
+  if (view === 'endpoints') void loadEndpoints();
+}
+window.addEventListener('hashchange', route);
+
+// ---- API keys --------------------------------------------------------------
+
+function tierOf(name) {
+  return state.account.tiers.find((t) => t.name === name);
+}
+
+function describeTier(t) {
+  return `${fmtLimit(t.rate)} calls/s (burst ${fmtLimit(t.burst)}), ${fmtLimit(t.daily)} a day, ${fmtLimit(t.monthly)} a month, archive ${t.archive ? 'included' : 'not included'}.`;
+}
+
+function fillCreateForm() {
+  const select = $('create-tier');
+  select.replaceChildren(
+    ...state.account.tiers.map((t) => el('option', { value: t.name, selected: t.name === state.account.defaultTier, text: t.name })),
+  );
+  onTierChange();
+}
+
+function onTierChange() {
+  const t = tierOf($('create-tier').value);
+  if (!t) return;
+  $('tier-limits').textContent = describeTier(t);
+  const box = $('create-archive');
+  box.disabled = !t.archive;
+  box.checked = t.archive;
+  $('archive-note').textContent = t.archive
+    ? 'Untick to keep this key away from archive state.'
+    : `The ${t.name} tier has no archive access.`;
+}
+$('create-tier').addEventListener('change', onTierChange);
+
+async function loadChains() {
+  if (state.endpoints) return state.endpoints;
+  state.endpoints = (await api.call('/endpoints')).endpoints;
+  return state.endpoints;
+}
+
+async function fillChainList() {
+  const list = $('chain-list');
+  if (list.childElementCount > 0) return;
+  const endpoints = await loadChains();
+  list.replaceChildren(
+    ...endpoints.map((e) =>
+      el(
+        'label',
+        { class: 'check' },
+        el('input', { type: 'checkbox', name: 'chain', value: e.chain, checked: true, disabled: $('chains-all').checked }),
+        ` ${e.chain}${e.archiveOnly ? ' (archive nodes)' : ''}`,
+      ),
+    ),
+  );
+}
+
+$('chains-all').addEventListener('change', () => {
+  for (const box of $('chain-list').querySelectorAll('input')) box.disabled = $('chains-all').checked;
+});
+
+$('create-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  $('create-error').textContent = '';
+  const body = { label: $('create-label').value.trim(), tier: $('create-tier').value };
+  if (!$('chains-all').checked) {
+    body.chains = [...$('chain-list').querySelectorAll('input:checked')].map((b) => b.value);
+    if (body.chains.length === 0) {
+      $('create-error').textContent = 'Pick at least one chain, or all chains.';
+      return;
+    }
+  }
+  if (!$('create-archive').checked) body.archive = false;
+  $('create-submit').disabled = true;
+  try {
+    const created = await api.call('/keys', { method: 'POST', body });
+    showSecret(created.key, created.record, 'Your new key');
+    $('create-form').reset();
+    $('chains-all').dispatchEvent(new Event('change'));
+    fillCreateForm();
+    await loadKeys();
+  } catch (err) {
+    fail($('create-error'), err);
+  } finally {
+    $('create-submit').disabled = false;
+  }
+});
+
+function showSecret(value, record, title) {
+  secret = value;
+  $('secret-title').textContent = `${title}: ${record.label || record.prefix}`;
+  $('secret-text').textContent = value;
+  $('copied').textContent = '';
+  const grace = $('secret-grace');
+  const retired = record.retired[record.retired.length - 1];
+  if (title.startsWith('Your rotated') && retired) {
+    grace.replaceChildren(`The previous value (${retired.prefix}…) keeps working until `, timeEl(retired.until), '.');
+    grace.hidden = false;
+  } else {
+    grace.hidden = true;
+  }
+  show('secret-box', true);
+  $('secret-value').focus();
+}
+
+function hideSecret() {
+  secret = '';
+  $('secret-text').textContent = '';
+  $('copied').textContent = '';
+  show('secret-box', false);
+}
+
+$('secret-value').addEventListener('click', () => {
+  if (secret !== '') void copyText(secret, $('copied'), $('secret-text'));
+});
+$('secret-done').addEventListener('click', () => {
+  hideSecret();
+  announce('The key is hidden.');
+});
+
+async function loadKeys() {
+  try {
+    state.keys = (await api.call('/keys')).keys;
+  } catch (err) {
+    return fail($('create-error'), err);
+  }
+  const body = $('keys-table').querySelector('tbody');
+  body.replaceChildren(...state.keys.map(keyRow));
+  show('keys-empty', state.keys.length === 0);
+  show('keys-table', state.keys.length > 0);
+  fillKeySelects();
+  void fillChainList().catch(() => undefined);
+}
+
+function keyRow(k) {
+  const active = k.state === 'active';
+  const grace =
+    k.retired.length > 0
+      ? el('div', { class: 'small muted' }, 'previous value until ', timeEl(k.retired[k.retired.length - 1].until))
+      : null;
+  return el(
+    'tr',
+    { 'data-key-id': k.id },
+    keyCells(k),
+    el('td', { 'data-label': 'Created' }, timeEl(k.createdAt)),
+    el('td', { 'data-label': 'Last used' }, timeEl(k.lastUsedAt)),
+    el('td', { 'data-label': 'State' }, stateBadge(k.state), grace),
+    el(
+      'td',
+      { class: 'actions' },
+      active ? keyAction('Rotate', k, () => rotate(k), 'secondary') : null,
+      active ? keyAction('Revoke', k, () => revoke(k)) : null,
+    ),
+  );
+}
+
+async function rotate(k) {
+  const ok = await confirmDialog({
+    title: `Rotate key ${k.prefix}…?`,
+    text: 'A new value is issued and shown once. The current value keeps working for a grace period, so you can switch without downtime.',
+    ok: 'Rotate',
+  });
+  if (!ok) return;
+  try {
+    const rotated = await api.call(`/keys/${encodeURIComponent(k.id)}/rotate`, { method: 'POST' });
+    showSecret(rotated.key, rotated.record, 'Your rotated key');
+    await loadKeys();
+  } catch (err) {
+    fail($('create-error'), err);
+  }
+}
+
+async function revoke(k) {
+  try {
+    if (await revokeKey(api, k)) await loadKeys();
+  } catch (err) {
+    fail($('create-error'), err);
+  }
+}
+
+function fillKeySelects() {
+  const usage = $('usage-key');
+  const chosenUsage = usage.value;
+  usage.replaceChildren(
+    el('option', { value: '', text: 'All keys' }),
+    ...state.keys.map((k) => el('option', { value: k.id, selected: k.id === chosenUsage, text: `${k.prefix}… ${k.label}`.trim() })),
+  );
+  const ep = $('endpoint-key');
+  const chosen = ep.value;
+  const active = state.keys.filter((k) => k.state === 'active');
+  ep.replaceChildren(
+    ...(active.length === 0
+      ? [el('option', { value: '', text: 'No active key: create one first' })]
+      : active.map((k) => el('option', { value: k.id, selected: k.id === chosen, text: `${k.prefix}… ${k.label}`.trim() }))),
+  );
+}
+
+// ---- limits and usage --------------------------------------------------------
+
+function meter(used, limit, label) {
+  if (limit === null) return el('span', {}, `${fmtNumber(used)} `, el('span', { class: 'muted', text: '(unlimited)' }));
+  return el(
+    'span',
+    { class: 'quota-cell' },
+    el('span', { text: `${fmtNumber(used)} of ${fmtNumber(limit)}` }),
+    el('meter', { min: 0, max: limit, value: Math.min(used, limit), high: limit * 0.8, 'aria-label': label }),
+  );
+}
+
+async function loadUsage() {
+  const key = $('usage-key').value;
+  let report;
+  try {
+    report = await api.call(`/usage${key ? `?key=${encodeURIComponent(key)}` : ''}`);
+  } catch (err) {
+    return fail($('usage-today'), err);
+  }
+  $('usage-today').textContent = fmtNumber(report.totals.today.calls);
+  $('usage-month').textContent = fmtNumber(report.totals.month.calls);
+  $('usage-limited').textContent = fmtNumber(report.totals.last30.limited);
+  $('usage-errors').textContent = fmtNumber(report.totals.last30.errors);
+  $('quota-table')
+    .querySelector('tbody')
+    .replaceChildren(
+      ...report.keys.map((k) =>
+        el(
+          'tr',
+          { 'data-key-id': k.id },
+          el(
+            'th',
+            { scope: 'row', 'data-label': 'Key' },
+            el('code', { text: `${k.prefix}…` }),
+            k.label ? ` ${k.label}` : '',
+            k.state !== 'active' ? el('span', { class: 'muted', text: ` (${k.state})` }) : '',
+          ),
+          el('td', { 'data-label': 'Tier', text: k.tier }),
+          el('td', { 'data-label': 'Today' }, meter(k.today.calls, k.quota.daily, `Key ${k.prefix} today`)),
+          el('td', { 'data-label': 'This month' }, meter(k.month.calls, k.quota.monthly, `Key ${k.prefix} this month`)),
+          el('td', { 'data-label': 'Refused today', text: fmtNumber(k.today.limited) }),
+        ),
+      ),
+    );
+  drawChart($('chart'), report.series);
+  fillChartTable($('chart-table'), report.series);
+  $('limits-table')
+    .querySelector('tbody')
+    .replaceChildren(
+      ...report.tiers.map((t) =>
+        el(
+          'tr',
+          { 'data-tier': t.name },
+          el('th', { scope: 'row', 'data-label': 'Tier', text: t.name }),
+          el('td', { 'data-label': 'Calls per second', text: fmtLimit(t.rate) }),
+          el('td', { 'data-label': 'Burst', text: fmtLimit(t.burst) }),
+          el('td', { 'data-label': 'Per day', text: fmtLimit(t.daily) }),
+          el('td', { 'data-label': 'Per month', text: fmtLimit(t.monthly) }),
+          el('td', { 'data-label': 'Batch size', text: fmtLimit(t.maxBatch) }),
+          el('td', { 'data-label': 'Archive', text: t.archive ? 'yes' : 'no' }),
+          el('td', { 'data-label': 'WebSockets', text: fmtLimit(t.wsConnections) }),
+        ),
+      ),
+    );
+}
+$('usage-key').addEventListener('change', () => void loadUsage());
+
+// ---- endpoints ---------------------------------------------------------------
+
+function shellQuote(s) {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+function curlLine(e, placeholder) {
+  const header = `-H ${shellQuote(`apikey: ${placeholder}`)}`;
+  const sample = e.sample;
+  if (!sample) return `curl -s ${header} ${e.url}`;
+  const url = `${e.url}${sample.path === '/' ? '' : sample.path}`;
+  if (sample.method === 'GET') return `curl -s ${header} ${url}`;
+  return `curl -s ${header} -H 'content-type: application/json' -d ${shellQuote(sample.body ?? '')} ${url}`;
+}
+
+/** Why the gateway would refuse this key here ('' when it would not): its chains, or archive-only nodes. */
+function whyRefused(key, e) {
+  if (!key.permissions.chains.some((p) => matchesPattern(p, e.chain))) return 'This key is not permitted on this chain.';
+  const archive = key.permissions.archive ?? tierOf(key.tier)?.archive ?? false;
+  if (e.archiveOnly && !archive) return 'This endpoint is served by archive nodes: this key has no archive access.';
+  return '';
+}
+
+async function loadEndpoints() {
+  let endpoints;
+  try {
+    endpoints = await loadChains();
+  } catch (err) {
+    return fail($('endpoint-status'), err);
+  }
+  const key = state.keys.find((k) => k.id === $('endpoint-key').value);
+  const placeholder = key ? `${key.prefix}…` : 'YOUR_KEY';
+  $('endpoint-list').replaceChildren(
+    ...endpoints.map((e) => {
+      const line = curlLine(e, placeholder);
+      const refusal = key ? whyRefused(key, e) : '';
+      const code = el('code', { text: line });
+      return el(
+        'li',
+        { class: 'endpoint', 'data-chain': e.chain },
+        el(
+          'h2',
+          { class: 'endpoint-name' },
+          e.chain,
+          el('span', { class: 'muted small', text: ` ${e.plugin}${e.archiveOnly ? ', archive nodes' : ''}` }),
+        ),
+        el('p', {}, el('span', { class: 'visually-hidden', text: 'URL: ' }), el('code', { class: 'url', text: e.url })),
+        refusal === '' ? null : el('p', { class: 'warning small', text: refusal }),
+        el('pre', { class: 'curl' }, code),
+        el('button', {
+          type: 'button',
+          class: 'secondary',
+          'aria-label': `Copy the curl line for ${e.chain}`,
+          text: 'Copy curl line',
+          onclick: () => copyText(line, $('endpoint-status'), code),
+        }),
+      );
+    }),
+  );
+}
+$('endpoint-key').addEventListener('change', () => void loadEndpoints());
+
+void start();
