@@ -12,7 +12,7 @@
 
 import autocannon from 'autocannon';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -41,27 +41,36 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Start a child pinned to a core; resolve once it prints `ready` (or `serving`). */
-function start(cmd: string, args: string[], env: Record<string, string>, core: number, marker = /ready|serving/): Promise<ChildProcess> {
+let started = 0;
+
+/**
+ * Start a child pinned to a core; resolve once it prints `ready` (or `serving`). Its
+ * output goes to a file, as a log shipper would take it: a pipe read by this process,
+ * busy generating load, would hold the child's synchronous stdout writes back.
+ */
+async function start(
+  cmd: string,
+  args: string[],
+  env: Record<string, string>,
+  core: number,
+  marker = /ready|serving/,
+): Promise<ChildProcess> {
   const argv = TASKSET ? ['-c', String(core), cmd, ...args] : args;
-  const child = spawn(TASKSET ? 'taskset' : cmd, argv, {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const log = join(tmpdir(), `noderouter-bench-${process.pid}-${++started}.log`);
+  const fd = openSync(log, 'w');
+  const child = spawn(TASKSET ? 'taskset' : cmd, argv, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', fd, 'inherit'] });
+  closeSync(fd);
   children.push(child);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`${cmd} ${args.join(' ')} did not start:\n${out}`)), 60_000);
-    child.stdout?.on('data', (d: Buffer) => {
-      if (out.length < 100_000) out += d.toString();
-      if (marker.test(out)) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`${cmd} exited ${code}:\n${out}`)));
-  });
+  cleanups.push(() => rmSync(log, { force: true }));
+  let exited: number | null | undefined;
+  child.on('exit', (code) => (exited = code));
+  for (let waited = 0; waited < 60_000; waited += 50) {
+    const out = await readFile(log, 'utf8').catch(() => '');
+    if (marker.test(out.slice(0, 100_000))) return child;
+    if (exited !== undefined) throw new Error(`${cmd} exited ${exited}:\n${out.slice(0, 10_000)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${cmd} ${args.join(' ')} did not start`);
 }
 
 interface Load {

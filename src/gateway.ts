@@ -27,7 +27,7 @@ import { restErrorText } from './http/answers.js';
 import { EndpointTable } from './http/endpoints.js';
 import { GrpcListener } from './grpc/listener.js';
 import { GrpcRelay } from './grpc/relay.js';
-import { createGatewayApp } from './http/gateway-app.js';
+import { createTrafficHandler } from './http/traffic-handler.js';
 import { Pipeline } from './http/pipeline.js';
 import { createLogger, type Logger } from './log.js';
 import { Metrics } from './metrics/metrics.js';
@@ -201,7 +201,7 @@ export class Gateway {
       now,
       touch: (id, at) => store.touch(id, at),
     });
-    const app = createGatewayApp({
+    const onRequest = createTrafficHandler({
       endpoints: () => gw.table,
       pipeline,
       metrics,
@@ -251,7 +251,7 @@ export class Gateway {
         requestTimeout: sc.requestTimeoutMs + sc.headersTimeoutMs,
         maxHeaderSize: sc.maxHeaderBytes,
       },
-      app.callback(),
+      onRequest,
     );
     traffic.maxConnections = sc.maxConnections;
     traffic.on('clientError', answerClientError);

@@ -70,6 +70,10 @@ export class PoolNode {
       rollingCountTimeout: breaker.rollingWindowMs,
       rollingCountBuckets: 10,
       resetTimeout: breaker.resetTimeoutMs,
+      // Latency percentiles would keep every call's latency for the window and sort them
+      // all on each failure; snapshots recompute stats every bucket. Neither is read here.
+      rollingPercentilesEnabled: false,
+      enableSnapshots: false,
       // A 429 is the node asking for less, not the node breaking.
       errorFilter: (err: unknown) => err instanceof NodeThrottled,
     });

@@ -1,12 +1,13 @@
-// The Koa app for chain traffic: request id, endpoint lookup, then the pipeline.
-// `createGatewayApp` does no I/O, so tests can drive `app.callback()` directly.
-// The endpoint table is read through a function so a reload can swap it. Koa's
-// own response handling is skipped (ctx.respond = false): the pipeline's answer is
-// written once, straight to the Node response, which is the cheapest way out.
+// The request listener for chain traffic: request id, endpoint lookup, then the
+// pipeline, and the answer written once, straight to the Node response. It is a plain
+// node:http listener, not a Koa app: Koa's context and finish tracking cost about as
+// much per request as auth and limits together (npm run bench), and this path needs
+// neither routing nor middleware. The admin listener and the dashboard are Koa apps.
+// `createTrafficHandler` does no I/O; the endpoint table is read through a function
+// so a reload can swap it.
 
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
-import Koa from 'koa';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ChainRuntime } from '../chain-runtime.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -20,7 +21,7 @@ import type { Pipeline } from './pipeline.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export interface GatewayAppDeps {
+export interface TrafficDeps {
   readonly endpoints: () => EndpointTable<ChainRuntime>;
   readonly pipeline: Pipeline;
   readonly metrics: Metrics;
@@ -40,15 +41,10 @@ function refuse(res: ServerResponse, requestId: string, e: GatewayError, extra: 
   out.send(res);
 }
 
-export function createGatewayApp(deps: GatewayAppDeps): Koa {
-  const app = new Koa();
-  app.silent = true;
-  app.proxy = false;
+export function createTrafficHandler(deps: TrafficDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const { metrics, logger } = deps;
 
-  app.use(async (ctx) => {
-    ctx.respond = false;
-    const { req, res } = ctx;
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
     const given = req.headers['x-request-id'];
     const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
@@ -92,6 +88,13 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa {
     out.send(res);
     chain.load.inFlight--;
     recordRequest(metrics, logger, { requestId, chain: chain.name, transport: 'http', status: out.status, started, result });
-  });
-  return app;
+  };
+
+  return (req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      // Only a failure to write the answer itself lands here: nothing more can be sent.
+      logger.error('request could not be answered', { error: (err as Error).stack ?? String(err) });
+      res.destroy();
+    });
+  };
 }
