@@ -8,7 +8,8 @@
 // bench/results/<date>.json. BENCH_SECONDS (default 5), BENCH_ROUNDS (default 2),
 // BENCH_CONNECTIONS (default 64), BENCH_SKIP_1M=1 to leave out the 1 000 000-key store,
 // BENCH_BEFORE=<git revision> to build that revision too and measure it beside this one
-// (single calls and batches, 1 key): a before and after in one run.
+// (single calls and batches, 1 key): a before and after in one run. BENCH_ONLY=<scenario,…>
+// measures only the named scenarios.
 
 import autocannon from 'autocannon';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -374,6 +375,9 @@ http { access_log off; client_body_temp_path ${dir}/nginx;
   nr('WebSocket message', g1, '/l1', wsMessage, 'WebSocket message');
   for (const g of gateways.slice(1)) nr('single', g, '/l1', shapes.single as Load, 'single');
 
+  // BENCH_ONLY=single,REST GET measures only those scenarios (quicker, while working on one).
+  const only = process.env.BENCH_ONLY?.split(',').map((x) => x.trim());
+  if (only !== undefined) plan.splice(0, plan.length, ...plan.filter((p) => only.includes(p.scenario)));
   // One short unrecorded pass, so every target is warm (JIT, connections) when measured.
   for (const p of plan) await load(p.url, p.load, 1);
   const results = new Map<string, Result>();

@@ -136,7 +136,7 @@ export class Gateway {
   }
 
   static async start(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
-    const logger = options.logger ?? createLogger(config.log.level);
+    const logger = options.logger ?? createLogger(config.log.level, process.stdout, { batchMs: 100 });
     const now = options.now ?? Date.now;
     const metrics = new Metrics();
     const bundle = await openStore(config.store, {
