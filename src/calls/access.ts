@@ -55,13 +55,32 @@ export class CallAccess {
    * comes back as RATE_LIMITED or QUOTA_EXCEEDED with Retry-After; with the limits store
    * away under fail-closed, UNAVAILABLE.
    */
-  async admit(chain: ChainRuntime, record: KeyRecord, tier: TierConfig, cost: number): Promise<Admitted | GatewayError> {
-    let admission: Admission;
+  admit(
+    chain: ChainRuntime,
+    record: KeyRecord,
+    tier: TierConfig,
+    cost: number,
+  ): Admitted | GatewayError | Promise<Admitted | GatewayError> {
+    let pending: Admission | Promise<Admission>;
     try {
-      admission = await this.deps.limiter.admit(record.id, tier, cost, chain.name);
+      pending = this.deps.limiter.admit(record.id, tier, cost, chain.name);
     } catch (err) {
-      return isGatewayError(err) ? err : new GatewayError('UNAVAILABLE', { cause: err });
+      return this.unavailable(err);
     }
+    // The memory limiter answers at once: no promise, no extra turn, on most requests.
+    if (!(pending instanceof Promise)) return this.decided(chain, tier, pending);
+    return pending.then(
+      (admission) => this.decided(chain, tier, admission),
+      (err: unknown) => this.unavailable(err),
+    );
+  }
+
+  private unavailable(err: unknown): GatewayError {
+    // Fail-closed with the limits store away: a 503 in the endpoint's style.
+    return isGatewayError(err) ? err : new GatewayError('UNAVAILABLE', { cause: err });
+  }
+
+  private decided(chain: ChainRuntime, tier: TierConfig, admission: Admission): Admitted {
     if (admission.allowed) return { admission, error: undefined };
     this.deps.metrics.rejections.inc({ chain: chain.name, tier: tier.name, reason: admission.reason });
     const error = new GatewayError(admission.reason === 'rate' ? 'RATE_LIMITED' : 'QUOTA_EXCEEDED', {

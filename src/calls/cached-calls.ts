@@ -18,7 +18,8 @@ export interface CacheLookup {
   readonly cacheable: number;
 }
 
-const NONE: CacheLookup = { keys: [], hits: [], hitCount: 0, hitCost: 0, cacheable: 0 };
+/** No cache, or nothing cacheable: the lookup of an endpoint without a cache. */
+export const NONE: CacheLookup = { keys: [], hits: [], hitCount: 0, hitCost: 0, cacheable: 0 };
 
 function withId(id: string, member: 'result' | 'error', raw: string): string {
   return `{"jsonrpc":"2.0","id":${id},"${member}":${raw}}`;

@@ -14,7 +14,7 @@ import type { ItemResult, RoutedCall } from '../pool/forwarder.js';
 import type { Admission } from '../quota/admission.js';
 import type { CallAccess } from './access.js';
 import { outcomeOf, type RequestOutcome } from './request-record.js';
-import { answerCalls, lookupCached } from './cached-calls.js';
+import { answerCalls, lookupCached, NONE, type CacheLookup } from './cached-calls.js';
 
 export type { RequestOutcome };
 
@@ -57,7 +57,7 @@ async function answerRouted(
   deadline: number,
   result: RequestOutcome,
   own: OwnCalls | undefined,
-  look: Awaited<ReturnType<typeof lookupCached>>,
+  look: CacheLookup,
 ): Promise<ItemResult[]> {
   if (own === undefined || !routed.some((r) => own.claims(r.call))) return answerCalls(chain, routed, look, deadline, result);
   // Own calls are answered by the transport; the rest go to nodes as one request.
@@ -128,11 +128,12 @@ export async function answerJsonRpc(
   let admission: Admission | undefined;
   let cache: RpcAnswer['cache'];
   if (routed.length > 0) {
-    const look = await lookupCached(chain.cache, routed);
+    const look = chain.cache === undefined ? NONE : await lookupCached(chain.cache, routed);
     if (look.cacheable > 0) cache = look.hitCount === routed.length ? 'HIT' : 'MISS';
     // Cached answers count like any other unless the tier says they are free.
     const charge = tier.cacheHitsFree ? cost - look.hitCost : cost;
-    const admitted = charge > 0 ? await access.admit(chain, record, tier, charge) : undefined;
+    let admitted = charge > 0 ? access.admit(chain, record, tier, charge) : undefined;
+    if (admitted instanceof Promise) admitted = await admitted;
     if (isGatewayError(admitted)) {
       for (const i of slots) results[i] = admitted;
     } else if (admitted?.error !== undefined) {
