@@ -48,6 +48,13 @@ interface Group {
   readonly routing: Routing;
 }
 
+/** Do all calls go to the same kind of node as the first (the usual batch)? */
+function sameNodes(calls: readonly RoutedCall[]): boolean {
+  const first = (calls[0] as RoutedCall).routing;
+  for (const c of calls) if (c.routing.archive !== first.archive || c.routing.minHeight !== first.minHeight) return false;
+  return true;
+}
+
 export class Forwarder {
   constructor(
     private readonly pool: NodePool,
@@ -78,7 +85,7 @@ export class Forwarder {
     const attempts = new Attempts(this.pool, deadline);
     const first = calls[0] as RoutedCall;
     const queue: Group[] = [];
-    if (calls.length === 1) queue.push({ indices: [0], routing: first.routing });
+    if (sameNodes(calls)) queue.push({ indices: calls.map((_, i) => i), routing: first.routing });
     else {
       // Calls that need other nodes than the first go in groups of their own.
       const byKey = new Map<string, Group>();
@@ -195,13 +202,28 @@ export class Forwarder {
     if (items === undefined) throw new NodeFailure('garbage', 'node answer to a batch is not a JSON array');
     const wanted = group.indices.filter((i) => (calls[i] as RoutedCall).call.id !== undefined).length;
     if (items.length !== wanted) throw new NodeFailure('garbage', `node answered ${items.length} of ${wanted} batch items`);
+    // Nodes answer in request order almost always: pair by position when every id agrees.
+    const ids = items.map((item) => memberRaw(item, 'id') ?? 'null');
+    let k = 0;
+    let inOrder = true;
+    for (const i of group.indices) {
+      const id = (calls[i] as RoutedCall).call.id;
+      if (id !== undefined && ids[k++] !== id) {
+        inOrder = false;
+        break;
+      }
+    }
+    if (inOrder) {
+      k = 0;
+      return group.indices.map((i) => ((calls[i] as RoutedCall).call.id === undefined ? undefined : items[k++]));
+    }
     const byId = new Map<string, string[]>();
-    for (const item of items) {
-      const id = memberRaw(item, 'id') ?? 'null';
+    items.forEach((item, j) => {
+      const id = ids[j] as string;
       const list = byId.get(id);
       if (list === undefined) byId.set(id, [item]);
       else list.push(item);
-    }
+    });
     let positional = false;
     const out = group.indices.map((i) => {
       const id = (calls[i] as RoutedCall).call.id;
@@ -212,7 +234,7 @@ export class Forwarder {
     });
     if (!positional) return out;
     // Some nodes answer with fixed ids (CometBFT's -1): pair answers by position.
-    let k = 0;
+    k = 0;
     return group.indices.map((i) => ((calls[i] as RoutedCall).call.id === undefined ? undefined : items[k++]));
   }
 
