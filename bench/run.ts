@@ -27,6 +27,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+/** An unrecorded pass per target first, so JIT and connections are warm when measured. */
+const WARMUP_SECONDS = 2;
 const TASKSET = existsSync('/usr/bin/taskset');
 const children: ChildProcess[] = [];
 /** Run at the end, whatever happened (worktrees of built revisions). */
@@ -379,7 +381,7 @@ http { access_log off; client_body_temp_path ${dir}/nginx;
   const only = process.env.BENCH_ONLY?.split(',').map((x) => x.trim());
   if (only !== undefined) plan.splice(0, plan.length, ...plan.filter((p) => only.includes(p.scenario)));
   // One short unrecorded pass, so every target is warm (JIT, connections) when measured.
-  for (const p of plan) await load(p.url, p.load, 1);
+  for (const p of plan) await load(p.url, p.load, WARMUP_SECONDS);
   const results = new Map<string, Result>();
   let rss1m = 0;
   for (let round = 0; round < ROUNDS; round++) {

@@ -4,7 +4,7 @@
 
 import { GatewayError } from '../errors.js';
 import type { Call, InvalidItem, JsonLimits, RpcItem } from '../plugin.js';
-import { memberRaw, nestingDepth, splitArray } from './raw-json.js';
+import { fewOpenings, memberRaw, nestingDepth, splitArray } from './raw-json.js';
 
 export type JsonRpcLimits = JsonLimits;
 
@@ -52,7 +52,7 @@ function readItem(value: unknown, raw: string, limits: JsonRpcLimits): RpcItem {
  * become InvalidItems so the rest of a batch is still served.
  */
 export function parseJsonRpcBody(text: string, limits: JsonRpcLimits = DEFAULT_JSONRPC_LIMITS): ParsedBody {
-  const depth = nestingDepth(text, limits.maxDepth);
+  const depth = fewOpenings(text, limits.maxDepth) ? 0 : nestingDepth(text, limits.maxDepth);
   if (depth > limits.maxDepth) {
     throw new GatewayError('INVALID_REQUEST', { message: `Invalid request: JSON nested deeper than ${limits.maxDepth}` });
   }

@@ -117,6 +117,18 @@ export function memberRaw(s: string, name: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Are there at most `limit` opening brackets and braces in the text (strings included)?
+ * Then no nesting can be deeper than `limit`: the usual small call never needs the
+ * character-by-character walk of nestingDepth. Native indexOf does the counting.
+ */
+export function fewOpenings(s: string, limit: number): boolean {
+  let n = 0;
+  for (let i = s.indexOf('{'); i >= 0; i = s.indexOf('{', i + 1)) if (++n > limit) return false;
+  for (let i = s.indexOf('['); i >= 0; i = s.indexOf('[', i + 1)) if (++n > limit) return false;
+  return true;
+}
+
 /** Maximum nesting depth of a JSON text (strings skipped); -1 when unbalanced. */
 export function nestingDepth(s: string, limit: number): number {
   let depth = 0;

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { memberRaw, nestingDepth, splitArray } from '../../../src/jsonrpc/raw-json.js';
+import { fewOpenings, memberRaw, nestingDepth, splitArray } from '../../../src/jsonrpc/raw-json.js';
 import { parseJsonRpcBody, replyError, rpcErrorText } from '../../../src/jsonrpc/envelope.js';
 import { GatewayError } from '../../../src/errors.js';
 import { isInvalid } from '../../../src/plugin.js';
@@ -70,5 +70,14 @@ describe('JSON-RPC envelopes', () => {
       code: 3,
       message: 'execution reverted',
     });
+  });
+});
+
+describe('opening count', () => {
+  it('bounds nesting by counting brackets and braces, strings included', () => {
+    expect(fewOpenings('{"a":[1,{"b":2}]}', 3)).to.equal(true);
+    expect(fewOpenings('{"a":[1,{"b":2}]}', 2)).to.equal(false);
+    expect(fewOpenings('"[[[["', 3)).to.equal(false);
+    expect(fewOpenings('1', 0)).to.equal(true);
   });
 });
