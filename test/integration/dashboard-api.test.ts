@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:http';
+import WebSocket from 'ws';
 import type { Gateway } from '../../src/gateway.js';
 import { get, rpc, startStack, type Stack } from '../support/harness.js';
 import { BLOCK_NUMBER, DASHBOARD_TIERS, DashboardClient, errorCode } from '../support/dashboard-client.js';
@@ -389,7 +390,9 @@ describe('dashboard API', function () {
       const res = await acme.get('/endpoints');
       const endpoints = res.json.endpoints as Array<{
         chain: string;
+        plugin: string;
         url: string;
+        ws?: string;
         sample?: { method: string; path: string; body?: string };
       }>;
       expect(endpoints.map((e) => e.chain)).to.deep.equal(stack.gateway.runtimes().map((r) => r.name));
@@ -400,6 +403,20 @@ describe('dashboard API', function () {
         const answer = sample.method === 'GET' ? await get(url, { apikey: key }) : await rpc(url, sample.body, { apikey: key });
         expect(answer.status, `${e.chain}: ${answer.text}`).to.equal(200);
         expect(answer.json, e.chain).to.not.have.property('error');
+        // WebSocket-serving endpoints list their ws:// URL, and the sample answers there too.
+        if (e.plugin !== 'evm' && e.plugin !== 'objectx') {
+          expect(e.ws, e.chain).to.equal(undefined);
+          continue;
+        }
+        expect(e.ws, e.chain).to.equal(e.url.replace(/^http/, 'ws'));
+        const socket = new WebSocket(e.ws as string, { headers: { apikey: key } });
+        const reply = await new Promise<string>((resolve, reject) => {
+          socket.once('open', () => socket.send(sample.body as string));
+          socket.once('message', (data: Buffer) => resolve(data.toString()));
+          socket.once('error', reject);
+        });
+        socket.close();
+        expect(JSON.parse(reply), `${e.chain}: ${reply}`).to.have.property('result');
       }
     });
   });

@@ -332,6 +332,11 @@ describe('dashboard in a browser', function () {
     expect(line)
       .to.contain(`apikey: ${value.slice(0, 8)}…`)
       .and.contain(`${stack.gateway.url}/l1`);
+    expect(await first.locator('code.url').allTextContents()).to.deep.equal([
+      `${stack.gateway.url}/l1`,
+      `${stack.gateway.url.replace(/^http/, 'ws')}/l1`,
+    ]);
+    expect(await page.locator('#endpoint-list li[data-chain="hub-rest"] code.url').count()).to.equal(1);
     await first.getByRole('button', { name: 'Copy the curl line for l1' }).click();
     await page.locator('#endpoint-status').filter({ hasText: 'Copied' }).waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).to.equal(line);

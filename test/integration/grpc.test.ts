@@ -128,6 +128,18 @@ describe('gRPC', function () {
       expect(received.some((r) => 'apikey' in r.headers)).to.equal(false);
     });
 
+    it('lists both chains for the dashboard: the gateway’s gRPC address, and the :authority that reaches the hosted one', async () => {
+      const listed = stack.gateway.endpoints().map((e) => ({ chain: e.chain, url: e.url, authority: e.authority, ws: e.ws }));
+      const url = `grpc://${stack.gateway.grpcAddress}`;
+      expect(listed).to.deep.equal([
+        { chain: 'hub-grpc', url, authority: undefined, ws: undefined },
+        { chain: 'zone-grpc', url, authority: ZONE_HOST, ws: undefined },
+      ]);
+      clear();
+      expect((await unary(PARAMS, key(), Buffer.alloc(0), listed[1]?.authority)).code).to.equal(0);
+      expect(ZONE_GRPC.nodes.map((n) => hits(n.name)).reduce((a, b) => a + b)).to.equal(1);
+    });
+
     it('refuses a call without a key, or with an unknown key: UNAUTHENTICATED, no node asked', async () => {
       clear();
       const none = await unary(PARAMS, {});

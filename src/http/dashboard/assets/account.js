@@ -396,6 +396,11 @@ function shellQuote(s) {
 
 function curlLine(e, placeholder) {
   const header = `-H ${shellQuote(`apikey: ${placeholder}`)}`;
+  if (e.url.startsWith('grpc://')) {
+    // gRPC: grpcurl needs the service's .proto files (the gateway relays without reflection).
+    const authority = e.authority ? ` -authority ${e.authority}` : '';
+    return `grpcurl -plaintext ${header}${authority} -import-path PROTOS -proto cosmos/auth/v1beta1/query.proto ${e.url.slice(7)} cosmos.auth.v1beta1.Query/Params`;
+  }
   const sample = e.sample;
   if (!sample) return `curl -s ${header} ${e.url}`;
   const url = `${e.url}${sample.path === '/' ? '' : sample.path}`;
@@ -435,6 +440,8 @@ async function loadEndpoints() {
           el('span', { class: 'muted small', text: ` ${e.plugin}${e.archiveOnly ? ', archive nodes' : ''}` }),
         ),
         el('p', {}, el('span', { class: 'visually-hidden', text: 'URL: ' }), el('code', { class: 'url', text: e.url })),
+        e.ws ? el('p', {}, el('span', { class: 'muted small', text: 'WebSocket: ' }), el('code', { class: 'url', text: e.ws })) : null,
+        e.authority ? el('p', { class: 'muted small', text: `gRPC :authority ${e.authority}; the key goes in metadata apikey.` }) : null,
         refusal === '' ? null : el('p', { class: 'warning small', text: refusal }),
         el('pre', { class: 'curl' }, code),
         el('button', {
