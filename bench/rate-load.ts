@@ -7,6 +7,7 @@
 // target's figures alike, so compare targets by the difference.
 
 import { Pool } from 'undici';
+import { percentile } from './measure.js';
 
 export interface RateLoadResult {
   readonly rps: number;
@@ -22,11 +23,6 @@ export interface RateLoadRequest {
   readonly path: string;
   readonly body?: string;
   readonly headers: Record<string, string>;
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 }
 
 /** Requests at `rate` for `seconds` on `pool`, each one's latency from its due time. */

@@ -17,7 +17,6 @@ import autocannon from 'autocannon';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +24,7 @@ import { Redis } from 'ioredis';
 import { newKeyRecord } from '../src/auth/key-store.js';
 import { rateLoad } from './rate-load.js';
 import { wsLoad } from './ws-load.js';
+import { freePort } from './measure.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -42,16 +42,6 @@ const TASKSET = existsSync('/usr/bin/taskset');
 const children: ChildProcess[] = [];
 /** Run at the end, whatever happened (worktrees of built revisions). */
 const cleanups: Array<() => void> = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 let started = 0;
 

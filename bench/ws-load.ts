@@ -3,17 +3,13 @@
 // per second, latency percentiles and errors, like autocannon does for HTTP.
 
 import WebSocket from 'ws';
+import { percentile } from './measure.js';
 
 export interface WsLoadResult {
   readonly rps: number;
   readonly p50: number;
   readonly p99: number;
   readonly errors: number;
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 }
 
 export async function wsLoad(
