@@ -4,8 +4,8 @@
 // found", exactly like a key that does not exist. Checks shared with the CLI and the
 // admin API stay in KeyService; this adds only what belongs to accounts.
 
-import { KeyInputError, type KeyService } from '../auth/key-service.js';
-import { KeyNotFoundError, keyState, type KeyRecord } from '../auth/key-store.js';
+import type { KeyService } from '../auth/key-service.js';
+import { KeyInputError, KeyNotFoundError, keyState, type KeyRecord } from '../auth/key-store.js';
 import type { TierConfig } from '../config/types.js';
 import type { Limiter } from '../quota/limiter.js';
 import type { AccountRecord } from './account-store.js';

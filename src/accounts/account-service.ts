@@ -5,7 +5,7 @@
 
 import { generateId, hashKey } from '../auth/key-format.js';
 import type { AccountResolver } from '../auth/key-service.js';
-import { KeyInputError } from '../auth/key-service.js';
+import { KeyInputError } from '../auth/key-store.js';
 import type { KeyRecord, KeyStore } from '../auth/key-store.js';
 import { csrfTokenFor, isSessionIdShape, isSigninTokenShape, newSessionId, newSigninToken, sameSecret } from '../auth/secrets.js';
 import type { TierConfig } from '../config/types.js';

@@ -4,14 +4,7 @@
 // the key then carries that account's id; any other string is kept as it is.
 
 import type { TierConfig } from '../config/types.js';
-import type { KeyPermissions, KeyRecord, KeyStore } from './key-store.js';
-
-export class KeyInputError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'KeyInputError';
-  }
-}
+import { KeyInputError, type KeyPermissions, type KeyRecord, type KeyStore } from './key-store.js';
 
 const ACCOUNT = /^[A-Za-z0-9._@-]{1,128}$/;
 const PATTERN = /^[A-Za-z0-9_*./{}:-]{1,128}$/;

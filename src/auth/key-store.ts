@@ -112,7 +112,7 @@ export function newKeyRecord(input: NewKey, now: number = Date.now()): { record:
 
 /** A rotated key: a new value; the old one is retired until the grace ends. */
 export function rotatedKeyRecord(old: KeyRecord, graceSeconds: number, now: number): { record: KeyRecord; value: string; until: number } {
-  if (old.revokedAt !== undefined) throw new Error(`key ${old.id} is revoked and cannot be rotated`);
+  if (old.revokedAt !== undefined) throw new KeyInputError(`key ${old.prefix} is revoked and cannot be rotated`);
   const value = generateKey();
   const until = now + graceSeconds * 1000;
   const record: KeyRecord = {
@@ -127,6 +127,14 @@ export function rotatedKeyRecord(old: KeyRecord, graceSeconds: number, now: numb
     ],
   };
   return { record, value, until };
+}
+
+/** A key operation refused for its input or the key's state: the caller's mistake, never a 500. */
+export class KeyInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'KeyInputError';
+  }
 }
 
 export class KeyNotFoundError extends Error {

@@ -3,7 +3,7 @@
 // body under a size cap.
 
 import type { Context } from 'koa';
-import { KeyInputError } from '../auth/key-service.js';
+import { KeyInputError } from '../auth/key-store.js';
 import { readBody } from './body.js';
 
 export function problem(ctx: Context, status: number, code: string, message: string): void {

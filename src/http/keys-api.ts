@@ -4,8 +4,8 @@
 
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { KeyInputError, type KeyService } from '../auth/key-service.js';
-import { KeyNotFoundError } from '../auth/key-store.js';
+import type { KeyService } from '../auth/key-service.js';
+import { KeyInputError, KeyNotFoundError } from '../auth/key-store.js';
 import type { Limiter } from '../quota/limiter.js';
 import { jsonBody, problem } from './json-api.js';
 import { keyView } from './key-view.js';

@@ -96,6 +96,10 @@ describe('noderouter CLI', function () {
       const revoked = await runCli(['keys', 'revoke', fresh.slice(0, 8), '--config', stack.configFile]);
       expect(revoked.code).to.equal(0);
       expect(revoked.stdout).to.match(/state\s+revoked/);
+      const again = await runCli(['keys', 'rotate', fresh.slice(0, 8), '--config', stack.configFile]);
+      expect(again.code).to.equal(2);
+      expect(again.stderr).to.equal(`noderouter: key ${fresh.slice(0, 8)} is revoked and cannot be rotated\n`);
+      expect(again.stdout).to.equal('');
     });
 
     it('refuses an unknown tier with the tiers it knows', async () => {

@@ -93,6 +93,23 @@ describe('keys, tiers and quotas', function () {
       clock = Date.now() + 61_000;
       expect((await call(old)).status).to.equal(401);
       expect((await call(fresh)).status).to.equal(200);
+      clock = Date.now();
+    });
+
+    it('refuses to rotate a revoked key with 400, and issues no new value', async () => {
+      const { value, id } = await stack.createKey('enterprise');
+      expect((await admin('POST', `/admin/keys/${id}/revoke`)).status).to.equal(200);
+      const res = await admin('POST', `/admin/keys/${id}/rotate`, {});
+      expect(res.status).to.equal(400);
+      expect(res.json.error).to.deep.include({
+        code: 'INVALID_INPUT',
+        message: `key ${value.slice(0, 8)} is revoked and cannot be rotated`,
+      });
+      expect(res.json).to.not.have.property('key');
+      // The record is as it was: same prefix, still revoked, nothing retired.
+      const shown = await admin('GET', `/admin/keys/${id}`);
+      expect(shown.json.record).to.deep.include({ prefix: value.slice(0, 8), state: 'revoked', retired: [] });
+      expect((await call(value)).status).to.equal(401);
     });
 
     it('refuses an expired key', async () => {

@@ -6,7 +6,7 @@
 import type { Context, Next } from 'koa';
 import { AccountInputError, type AccountService, type OpenSession } from '../../accounts/account-service.js';
 import type { SessionKind } from '../../accounts/account-store.js';
-import { KeyInputError } from '../../auth/key-service.js';
+import { KeyInputError } from '../../auth/key-store.js';
 import { KeyNotFoundError } from '../../auth/key-store.js';
 import { isGatewayError } from '../../errors.js';
 import type { Logger } from '../../log.js';

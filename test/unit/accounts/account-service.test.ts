@@ -10,7 +10,8 @@ import { AccountInputError, AccountService } from '../../../src/accounts/account
 import { accountsPathFor, FileAccountStore } from '../../../src/accounts/file-account-store.js';
 import { FileKeyStore } from '../../../src/auth/file-key-store.js';
 import { hashKey } from '../../../src/auth/key-format.js';
-import { KeyInputError, KeyService } from '../../../src/auth/key-service.js';
+import { KeyService } from '../../../src/auth/key-service.js';
+import { KeyInputError } from '../../../src/auth/key-store.js';
 import { csrfTokenFor } from '../../../src/auth/secrets.js';
 import type { TierConfig } from '../../../src/config/types.js';
 
