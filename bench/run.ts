@@ -287,7 +287,9 @@ http { access_log off; client_body_temp_path ${dir}/nginx;
   server { listen 127.0.0.1:${port}; location / { proxy_pass http://node; proxy_http_version 1.1; proxy_set_header Connection ""; } } }\n`,
     );
     const child = spawn(TASKSET ? 'taskset' : 'nginx', TASKSET ? ['-c', '1', 'nginx', '-c', conf] : ['-c', conf], { stdio: 'ignore' });
-    children.push(child);
+    // nginx's master is stopped with SIGTERM, which takes its workers down with it
+    // (SIGKILL would leave the workers running).
+    cleanups.push(() => child.kill('SIGTERM'));
     await new Promise((r) => setTimeout(r, 500));
     nginx = `http://127.0.0.1:${port}`;
   } else {
