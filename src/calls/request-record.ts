@@ -2,6 +2,7 @@
 // histogram and the request log line. Every transport (HTTP, WebSocket, gRPC) records
 // its requests here, labelled by transport, so they read alike in Grafana and logs.
 
+import { randomUUID } from 'node:crypto';
 import type { KeyRecord } from '../auth/key-store.js';
 import type { GatewayError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -13,6 +14,14 @@ export interface RequestOutcome extends ForwardTrace {
   label: string;
   outcome: string;
   key: KeyRecord | undefined;
+}
+
+/** Request ids a client may choose; any other is replaced, so logs never carry its bytes. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The client's `x-request-id` when it is a plain token, else a fresh one. */
+export function requestIdOf(given: string | string[] | undefined): string {
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
 }
 
 export function newOutcome(): RequestOutcome {

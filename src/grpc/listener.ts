@@ -4,7 +4,6 @@
 // rest), and handed to the relay; every call is counted and logged like HTTP requests.
 // close() sends GOAWAY, lets calls in flight finish within a bound, then cuts them.
 
-import { randomUUID } from 'node:crypto';
 import {
   constants,
   createServer,
@@ -19,11 +18,10 @@ import { GatewayError } from '../errors.js';
 import type { EndpointTable } from '../http/endpoints.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { newOutcome, outcomeOf, recordRequest } from '../calls/request-record.js';
+import { newOutcome, outcomeOf, recordRequest, requestIdOf } from '../calls/request-record.js';
 import type { GrpcRelay } from './relay.js';
 import { refuse } from './status.js';
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** `/package.Service/Method`: the only paths gRPC clients send. */
 const GRPC_PATH = /^\/[A-Za-z_][A-Za-z0-9_.]*\/[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -98,8 +96,7 @@ export class GrpcListener {
       return;
     }
     const chain = routed.target;
-    const given = headers['x-request-id'];
-    const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    const requestId = requestIdOf(headers['x-request-id']);
     const result = newOutcome();
     let status = 0;
     chain.load.inFlight++;

@@ -6,7 +6,6 @@
 // `createTrafficHandler` does no I/O; the endpoint table is read through a function
 // so a reload can swap it.
 
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ChainRuntime } from '../chain-runtime.js';
 import { GatewayError, isGatewayError } from '../errors.js';
@@ -16,10 +15,8 @@ import { restErrorText } from './answers.js';
 import type { EndpointTable } from './endpoints.js';
 import { HttpAnswer } from './http-answer.js';
 import { normalizePath } from './path.js';
-import { newOutcome, outcomeOf, recordRequest } from '../calls/request-record.js';
+import { newOutcome, outcomeOf, recordRequest, requestIdOf } from '../calls/request-record.js';
 import type { Pipeline } from './pipeline.js';
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface TrafficDeps {
   readonly endpoints: () => EndpointTable<ChainRuntime>;
@@ -32,13 +29,18 @@ export interface TrafficDeps {
   readonly maxPathLength: () => number;
 }
 
-/** A refusal before any chain endpoint is involved, in the REST error shape. */
-function refuse(res: ServerResponse, requestId: string, e: GatewayError, extra: string[] = []): void {
+/** An error answer in the REST error shape, for when no endpoint's own style applies. */
+function errorAnswer(requestId: string, e: GatewayError, extra: readonly string[] = []): HttpAnswer {
   const out = new HttpAnswer();
   out.headers.push('x-request-id', requestId, ...extra);
   out.status = e.status;
   out.body = restErrorText(e);
-  out.send(res);
+  return out;
+}
+
+/** A refusal before any chain endpoint is involved. */
+function refuse(res: ServerResponse, requestId: string, e: GatewayError, extra?: readonly string[]): void {
+  errorAnswer(requestId, e, extra).send(res);
 }
 
 export function createTrafficHandler(deps: TrafficDeps): (req: IncomingMessage, res: ServerResponse) => void {
@@ -46,8 +48,7 @@ export function createTrafficHandler(deps: TrafficDeps): (req: IncomingMessage, 
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
-    const given = req.headers['x-request-id'];
-    const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    const requestId = requestIdOf(req.headers['x-request-id']);
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     let path: string;
@@ -74,19 +75,17 @@ export function createTrafficHandler(deps: TrafficDeps): (req: IncomingMessage, 
     try {
       await deps.pipeline.handle(req, q < 0 ? '' : url.slice(q + 1), chain, routed.rest, result, out);
     } catch (err) {
-      // A bug, not a client's doing: answer 502 in the endpoint's style and log it.
+      // A bug, not a client's doing: answer 502 and log it.
       const e = isGatewayError(err) ? err : new GatewayError('UPSTREAM_FAILED', { cause: err });
       result.outcome = outcomeOf(e);
-      out = new HttpAnswer();
-      out.headers.push('x-request-id', requestId);
-      out.status = e.status;
-      out.body = restErrorText(e);
+      out = errorAnswer(requestId, e);
       logger.error('request failed unexpectedly', { requestId, chain: chain.name, error: (err as Error).stack ?? String(err) });
+    } finally {
+      chain.load.inFlight--;
     }
     // Answers finishing during a drain close their connection, so the drain ends.
     if (deps.draining()) out.set('connection', 'close');
     out.send(res);
-    chain.load.inFlight--;
     recordRequest(metrics, logger, { requestId, chain: chain.name, transport: 'http', status: out.status, started, result });
   };
 
