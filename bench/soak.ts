@@ -11,7 +11,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FileKeyStore } from '../src/auth/file-key-store.js';
+import { openFileKeyStore } from '../src/auth/file-key-store.js';
 import { startDevnet } from '../src/devnet/index.js';
 import { configYaml, type ChainSpec } from '../test/support/harness.js';
 
@@ -61,14 +61,16 @@ const ALLOWED: Record<string, readonly number[]> = {
 
 async function main(): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), 'noderouter-soak-'));
-  const specs = CHAINS.flatMap((c) => c.nodes.map((n) => ({ network: c.network ?? c.name, family: c.plugin, name: n.name, role: n.role })));
+  const specs = CHAINS.flatMap((c) =>
+    c.nodes.map((n) => ({ network: c.network ?? c.name, family: c.plugin, name: n.name, role: n.role ?? ('full' as const) })),
+  );
   const devnet = await startDevnet(specs, { blockTimeMs: 500, noControl: true, fullRetention: 64 });
   const storePath = join(dir, 'keys.json');
   const file = join(dir, 'gateway.yaml');
   const urls = new Map([...devnet.nodes.values()].map((n) => [n.name, n.url]));
   const yaml = configYaml(CHAINS, urls, { tiers: TIERS, storeYaml: `{ kind: file, path: "${storePath}" }`, probeIntervalMs: 500 });
   await writeFile(file, yaml.replace('log: { level: silent }', 'log: { level: warn }'));
-  const store = await FileKeyStore.open(storePath);
+  const store = await openFileKeyStore(storePath);
   const key = (await store.create({ account: 'soak', tier: 'enterprise' })).value;
   const tiny = (await store.create({ account: 'soak', tier: 'tiny' })).value;
   await store.close();
@@ -91,7 +93,7 @@ async function main(): Promise<number> {
   while (!/serving (\S+) \(admin (\S+)\)/.test(out) && Date.now() - t0 < 20_000) await new Promise((r) => setTimeout(r, 50));
   const m = /serving (\S+) \(admin (\S+)\)/.exec(out);
   if (m === null) throw new Error(`gateway did not start:\n${out}`);
-  const [, url, admin] = m as RegExpExecArray;
+  const [, url, admin] = m;
 
   const rss = async (): Promise<number> => {
     const text = await (await fetch(`${admin}/metrics`)).text();

@@ -1,33 +1,36 @@
 // Everything one chain endpoint needs at run time, built from its config and plugin:
-// the plugin's handler, the node pool, its health prober and its forwarder, wired to
+// the plugin's handler, the node pool, its health prober, the exchanges of the kinds of
+// call its codecs make, its response cache and WebSocket subscription hub, wired to
 // metrics and logs. Built whole before it serves; closed whole when replaced.
 
-import type { ChainConfig, ServerConfig } from './config/types.js';
+import type { ChainConfig, GatewayConfig, ServerConfig } from './config/types.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics/metrics.js';
-import type { ChainHandler, ChainPlugin, JsonLimits } from './plugin.js';
+import type { ChainHandler, ChainPlugin, JsonLimits } from './plugin/contract.js';
 import { DEFAULT_UPSTREAM_OPTIONS } from './pool/upstream.js';
 import type { CacheStore } from './cache/cache-store.js';
 import { ResponseCache } from './cache/response-cache.js';
-import { Forwarder } from './pool/forwarder.js';
+import type { ForwardObserver } from './exec/exchange.js';
+import { JsonRpcExchange } from './exec/jsonrpc-exchange.js';
+import { Hedger } from './exec/hedge.js';
+import { Accepted, NodeStates } from './exec/node-state.js';
+import { PassthroughExchange } from './exec/passthrough-exchange.js';
 import { HealthProber } from './pool/health.js';
 import { NodePool, type PoolEvents } from './pool/pool.js';
-import { SubscriptionHub } from './ws/subscription-hub.js';
+import { SubscriptionHub } from './subscriptions/hub.js';
 
 /** What chain runtimes share: server limits (from `server:` in config) and cache stores. */
 export interface RuntimeOptions {
   readonly json: JsonLimits;
   readonly maxResponseBytes: number;
-  /** The clock of key validity and backoffs (tests move it). */
-  readonly now: () => number;
   readonly caches: { readonly memory: CacheStore; readonly redis: CacheStore | undefined };
 }
 
-export function runtimeOptions(server: ServerConfig, caches: RuntimeOptions['caches'], now: () => number = Date.now): RuntimeOptions {
+/** `maxBatch`: the largest batch any tier allows (the JSON-RPC parser stops counting past it). */
+export function runtimeOptions(server: ServerConfig, caches: RuntimeOptions['caches'], maxBatch = Infinity): RuntimeOptions {
   return {
-    json: { maxDepth: server.maxJsonDepth, maxMethodLength: server.maxMethodLength },
+    json: { maxDepth: server.maxJsonDepth, maxMethodLength: server.maxMethodLength, maxBatch },
     maxResponseBytes: server.maxResponseBytes,
-    now,
     caches,
   };
 }
@@ -38,11 +41,22 @@ export interface ChainRuntime {
   readonly handler: ChainHandler;
   readonly pool: NodePool;
   readonly prober: HealthProber;
-  readonly forwarder: Forwarder;
+  /** Upstream metrics of every attempt on this endpoint's nodes. */
+  readonly observer: ForwardObserver;
+  /** JSON-RPC items to nodes; undefined when the plugin has no JSON-RPC codec. */
+  readonly jsonrpc: JsonRpcExchange | undefined;
+  /** Passthrough requests to nodes; undefined when the plugin has no passthrough codec. */
+  readonly passthrough: PassthroughExchange | undefined;
   /** Undefined when the endpoint's cache is off. */
   readonly cache: ResponseCache | undefined;
-  /** Node subscriptions of WebSocket clients; undefined when the plugin serves no WebSocket. */
+  /** Node subscriptions of WebSocket clients; undefined when the plugin has no pub/sub. */
   readonly subscriptions: SubscriptionHub | undefined;
+  /** Hedged reads of this endpoint. */
+  readonly hedger: Hedger;
+  /** Node state (filters) of this endpoint's clients, by the gateway's ids. */
+  readonly states: NodeStates;
+  /** Nodes that accepted recent submits, by submit id: reads of them go there first. */
+  readonly accepted: Accepted;
   /** Requests being answered right now (the in-flight gauge reads it). */
   readonly load: { inFlight: number };
 }
@@ -61,9 +75,6 @@ export function createChainRuntime(
   previous?: ChainRuntime,
 ): ChainRuntime {
   const handler = plugin.create({ chain: config.name, options: config.options, limits: limits.json });
-  if (config.transport === 'grpc' && (handler.parseGrpc === undefined || handler.judgeGrpc === undefined)) {
-    throw new Error(`plugin "${config.plugin}" declares transport "grpc" but its handler lacks parseGrpc or judgeGrpc`);
-  }
   const adopt = previous !== undefined && sameNodes(previous.config, config) ? previous.pool.nodes : undefined;
   const events: PoolEvents = {
     rotation(p, node, inRotation, reason) {
@@ -88,7 +99,12 @@ export function createChainRuntime(
       });
     },
   };
-  const pool = new NodePool(config, events, { ...DEFAULT_UPSTREAM_OPTIONS, maxResponseBytes: limits.maxResponseBytes }, adopt);
+  const upstream = {
+    ...DEFAULT_UPSTREAM_OPTIONS,
+    maxResponseBytes: limits.maxResponseBytes,
+    relayHeaders: handler.passthrough?.relayHeaders ?? [],
+  };
+  const pool = new NodePool(config, events, upstream, adopt);
   if (adopt !== undefined) pool.refreshView();
   const store = config.cache === 'memory' ? limits.caches.memory : config.cache === 'redis' ? limits.caches.redis : undefined;
   const cache =
@@ -98,40 +114,71 @@ export function createChainRuntime(
           lookup: (chain, hit) => metrics.cacheLookups.add(1, chain, hit ? 'hit' : 'miss'),
           coalesced: (chain) => metrics.coalesced.inc({ chain }),
         });
+  const observer: ForwardObserver = {
+    upstream(node, outcome, seconds) {
+      metrics.upstream.add(1, config.name, node.name, outcome);
+      metrics.upstreamDuration.record(seconds, config.name, node.name);
+    },
+    retry(reason) {
+      metrics.retries.inc({ chain: config.name, reason });
+    },
+  };
+  const jsonrpc = handler.jsonrpc;
   const subscriptions =
-    handler.websocket === undefined
+    jsonrpc?.subscriptions === undefined
       ? undefined
-      : new SubscriptionHub(
-          pool,
-          handler,
-          {
-            timeoutMs: config.attemptTimeoutMs,
-            maxMessageBytes: limits.maxResponseBytes,
-            events: {
-              moved: (result) => metrics.subscriptionMoves.inc({ chain: config.name, result }),
-              delivered: (count) => metrics.wsNotifications.inc({ chain: config.name }, count),
-            },
+      : new SubscriptionHub(pool, jsonrpc, jsonrpc.subscriptions, {
+          timeoutMs: config.attemptTimeoutMs,
+          maxMessageBytes: limits.maxResponseBytes,
+          observer,
+          events: {
+            moved: (result) => metrics.subscriptionMoves.inc({ chain: config.name, result }),
+            delivered: (count) => metrics.wsNotifications.inc({ chain: config.name }, count),
           },
-          limits.now,
-        );
+        });
   const prober = new HealthProber(pool, handler, {
     probed(p, node, ok) {
       metrics.probes.inc({ chain: p.chain, node: node.name, result: ok ? 'ok' : 'failed' });
-      if (ok) cache?.observeHead(node.head, node.headHash);
     },
-    // Subscriptions leave nodes that lag or left rotation as soon as a round says so.
-    judged: () => subscriptions?.check(),
+    mismatch(p, node, m) {
+      logger.warn('node disagrees with its chain endpoint', {
+        event: 'node_mismatch',
+        chain: p.chain,
+        node: node.name,
+        kind: m.kind,
+        said: m.said,
+        detail: m.text,
+      });
+    },
+    detected(p, node) {
+      logger.info('node role detected', { event: 'node_role', chain: p.chain, node: node.name, role: node.role });
+    },
+    judged(p) {
+      // Only heads the round believed (nodes in rotation) can tell the cache of a reorg.
+      if (cache !== undefined) for (const n of p.nodes) if (n.inRotation) cache.observeHead(n.head, n.headHash);
+      // Subscriptions leave nodes that lag or left rotation as soon as a round says so.
+      subscriptions?.check();
+    },
   });
-  const forwarder = new Forwarder(pool, handler, {
-    upstream(p, node, outcome, seconds) {
-      metrics.upstream.add(1, p.chain, node.name, outcome);
-      metrics.upstreamDuration.record(seconds, p.chain, node.name);
-    },
-    retry(p, reason) {
-      metrics.retries.inc({ chain: p.chain, reason });
-    },
-  });
-  return { name: config.name, config, handler, pool, prober, forwarder, cache, subscriptions, load: { inFlight: 0 } };
+  return {
+    name: config.name,
+    config,
+    handler,
+    pool,
+    prober,
+    observer,
+    jsonrpc: jsonrpc === undefined ? undefined : new JsonRpcExchange(jsonrpc, () => pool.view),
+    passthrough: handler.passthrough === undefined ? undefined : new PassthroughExchange(handler.passthrough),
+    cache,
+    subscriptions,
+    hedger: new Hedger(config.hedge, {
+      sent: () => metrics.hedges.inc({ chain: config.name, result: 'sent' }),
+      won: () => metrics.hedges.inc({ chain: config.name, result: 'won' }),
+    }),
+    states: previous?.states ?? new NodeStates(),
+    accepted: previous?.accepted ?? new Accepted(),
+    load: { inFlight: 0 },
+  };
 }
 
 /**
@@ -146,4 +193,11 @@ export async function closeChainRuntime(rt: ChainRuntime, successor?: ChainRunti
   }
   if (successor !== undefined && successor.pool.nodes === rt.pool.nodes) return;
   await rt.pool.close();
+}
+
+/** The largest batch any tier of the config allows. */
+export function largestBatch(config: GatewayConfig): number {
+  let max = 1;
+  for (const t of Object.values(config.tiers)) max = Math.max(max, t.maxBatch);
+  return max;
 }

@@ -1,4 +1,4 @@
-// The noderouter command: serve, devnet, check-config, keys and accounts. Each
+// The noderouter command: serve, devnet, check-config, keys, accounts and nodes. Each
 // command reads the same config file (--config, else $NODEROUTER_CONFIG, else
 // ./config/gateway.yaml, else the one shipped with the package). Output that scripts
 // read (the new key, the sign-in link) is always the last line.
@@ -6,19 +6,21 @@
 import { existsSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { readFile } from 'node:fs/promises';
-import { AccountInputError, AccountService } from './accounts/account-service.js';
+import { AccountInputError } from './accounts/account-service.js';
 import { AccountExistsError, AccountNotFoundError, accountState, type AccountRecord } from './accounts/account-store.js';
-import { KeyService } from './auth/key-service.js';
 import { KeyInputError, KeyNotFoundError, type KeyRecord } from './auth/key-store.js';
+import { mergeRestrictions, RESTRICTION_FIELDS } from './auth/restrictions.js';
 import { UsageError, option, parseArgs, type ParsedArgs } from './cli-args.js';
+import { AdminApiError, nodesCommand } from './cli-nodes.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import { describeDuration, parseDuration } from './config/duration.js';
+import { REDACTED, redactUrl } from './config/redact.js';
 import type { GatewayConfig } from './config/types.js';
 import { startConfigDevnet } from './devnet-from-config.js';
 import { Gateway } from './gateway.js';
 import { keyView } from './http/key-view.js';
 import { packageRoot } from './package-root.js';
-import { openStore, type StoreBundle } from './store/open-store.js';
+import { openServices } from './services.js';
 
 const HELP = `noderouter — API-key gateway for pools of blockchain nodes
 
@@ -28,6 +30,9 @@ Usage:
   noderouter check-config [FILE]                validate a config file; exit 1 on problems
   noderouter keys create --account A --tier T [--label L] [--chains l1,hub-*]
                          [--archive true|false] [--allow PATTERNS] [--deny PATTERNS] [--expires DATE]
+                         [--origins LIST] [--ips LIST] [--referrers LIST] [--contracts LIST] [--user-agents LIST]
+  noderouter keys restrict ID|PREFIX [--origins LIST] [--ips LIST] [--referrers LIST] [--contracts LIST]
+                         [--user-agents LIST]     where the key may be used from; "*" lifts one
   noderouter keys list [--account A] [--json]
   noderouter keys show ID|PREFIX
   noderouter keys revoke ID|PREFIX
@@ -39,6 +44,10 @@ Usage:
   noderouter accounts list [--json]
   noderouter accounts token ID|NAME [--ttl 15m]   one-time dashboard sign-in link (last line)
   noderouter accounts disable|enable|delete ID|NAME
+  noderouter nodes list [--json] [--admin URL]      every node: hold, rotation, calls in flight, subscriptions
+  noderouter nodes cordon|drain CHAIN NODE [--reason TEXT] [--admin URL]
+  noderouter nodes uncordon CHAIN NODE [--admin URL]
+                         (the running gateway's admin API; token from $NODEROUTER_ADMIN_TOKEN or admin.token)
 `;
 
 function packageConfig(): string {
@@ -80,10 +89,16 @@ async function serve(args: ParsedArgs): Promise<number> {
   if (demoKey !== undefined) {
     out('');
     out(`demo key (shown once; earlier demo keys are revoked): ${demoKey}`);
-    const first = gateway.endpoints()[0];
-    if (first !== undefined) {
-      out(`try: curl -s -H 'apikey: ${demoKey}' -H 'content-type: application/json' \\`);
-      out(`       -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}' ${first.url}`);
+    // The first HTTP endpoint with a sample request from its plugin.
+    const first = gateway.endpoints().find((e) => e.sample !== undefined && e.authority === undefined && e.url.startsWith('http'));
+    const sample = first?.sample;
+    if (first !== undefined && sample !== undefined) {
+      const url = `${first.url}${sample.path === '/' ? '' : sample.path}`;
+      if (sample.body === undefined) out(`try: curl -s -H 'apikey: ${demoKey}' ${url}`);
+      else {
+        out(`try: curl -s -H 'apikey: ${demoKey}' -H 'content-type: application/json' \\`);
+        out(`       -d '${sample.body}' ${url}`);
+      }
     }
   }
   if (demoLink !== undefined) {
@@ -93,16 +108,20 @@ async function serve(args: ParsedArgs): Promise<number> {
   }
   process.on('SIGHUP', () => void gateway.reload());
   const unwatch = watchConfig(config.file, () => void gateway.reload());
-  const stop = (signal: string): void => {
+  // SIGTERM (an orchestrator) waits server.shutdownDelayMs with readiness 503 before it
+  // stops accepting; SIGINT (Ctrl-C) and a second signal stop accepting at once.
+  let stopping: Promise<void> | undefined;
+  const stop = (signal: 'SIGINT' | 'SIGTERM'): void => {
     unwatch();
     gateway.logger.info('shutting down', { event: 'signal', signal });
-    void gateway
-      .close()
+    if (stopping !== undefined || signal === 'SIGINT') void gateway.close();
+    stopping ??= (signal === 'SIGTERM' ? gateway.shutdown() : gateway.close())
       .then(() => devnet?.close())
+      .then(() => gateway.logger.flush())
       .then(() => process.exit(0));
   };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
   return new Promise<number>(() => undefined);
 }
 
@@ -184,25 +203,25 @@ async function checkConfig(args: ParsedArgs): Promise<number> {
   const file = defaultConfigPath(args.positional[1] ?? option(args, 'config'));
   const config = await loadConfig(file);
   out(`${config.file}: ok (${Object.keys(config.chains).length} chain endpoints, ${Object.keys(config.tiers).length} tiers)`);
+  // What each endpoint routes to, as it may be printed: tokens in node URLs and header values are REDACTED.
+  for (const c of Object.values(config.chains)) {
+    const route = [c.route.host, c.route.path].filter((r) => r !== undefined).join('') || '(default gRPC chain)';
+    out(`  ${c.name} (${c.plugin}) ${route}`);
+    for (const n of c.nodes) {
+      const names = Object.keys(n.headers);
+      const ws = c.transport === 'http' && n.ws !== n.url.replace(/^http/, 'ws') ? `  ws ${redactUrl(n.ws)}` : '';
+      const headers = names.length === 0 ? '' : `  headers ${names.map((h) => `${h}: ${REDACTED}`).join(', ')}`;
+      out(`    ${n.name.padEnd(20)} ${(n.role ?? '(auto)').padEnd(8)} ${redactUrl(n.url)}${ws}${headers}`);
+    }
+  }
   return 0;
-}
-
-/** The CLI's services over a config's store: key operations resolve dashboard account names. */
-function services(config: GatewayConfig, bundle: StoreBundle): { keys: KeyService; accounts: AccountService } {
-  const accounts = new AccountService(bundle.accounts, bundle.keys, {
-    tiers: config.tiers,
-    sessionTtlMs: config.dashboard.sessionTtlMs,
-    signinTokenTtlMs: config.dashboard.signinTokenTtlMs,
-  });
-  return { accounts, keys: new KeyService(bundle.keys, config.tiers, config.keys.rotationGraceSeconds, accounts.resolveForKeys) };
 }
 
 async function keys(args: ParsedArgs): Promise<number> {
   const [, sub, ref] = args.positional;
   const config = await loadConfig(defaultConfigPath(option(args, 'config')));
-  const bundle = await openStore(config.store, { live: false });
+  const { bundle, keys: service } = await openServices(config, { live: false });
   const store = bundle.keys;
-  const service = services(config, bundle).keys;
   const needRef = (): string => {
     if (ref === undefined) throw new UsageError(`keys ${sub} needs a key id or prefix`);
     return ref;
@@ -224,6 +243,7 @@ async function keys(args: ParsedArgs): Promise<number> {
           allow: option(args, 'allow'),
           deny: option(args, 'deny'),
           expiresAt: option(args, 'expires'),
+          ...restrictionOptions(args),
         });
         show(keyView(record));
         out('');
@@ -255,6 +275,10 @@ async function keys(args: ParsedArgs): Promise<number> {
       }
       case 'revoke': {
         show(keyView(await service.revoke(needRef())));
+        return 0;
+      }
+      case 'restrict': {
+        show(keyView(await service.restrict(needRef(), restrictionOptions(args))));
         return 0;
       }
       case 'rotate': {
@@ -297,7 +321,7 @@ async function keys(args: ParsedArgs): Promise<number> {
         return 0;
       }
       default:
-        throw new UsageError(`unknown keys command "${sub ?? ''}" (create, list, show, revoke, rotate, usage, export, import)`);
+        throw new UsageError(`unknown keys command "${sub ?? ''}" (create, list, show, revoke, rotate, restrict, usage, export, import)`);
     }
   } finally {
     await bundle.close();
@@ -307,8 +331,7 @@ async function keys(args: ParsedArgs): Promise<number> {
 async function accounts(args: ParsedArgs): Promise<number> {
   const [, sub, ref] = args.positional;
   const config = await loadConfig(defaultConfigPath(option(args, 'config')));
-  const bundle = await openStore(config.store, { live: false });
-  const service = services(config, bundle).accounts;
+  const { bundle, accounts: service } = await openServices(config, { live: false });
   const needRef = (): string => {
     if (ref === undefined) throw new UsageError(`accounts ${sub} needs an account id or name`);
     return ref;
@@ -396,6 +419,17 @@ async function accounts(args: ParsedArgs): Promise<number> {
   }
 }
 
+/** --origins, --ips, --referrers, --contracts, --user-agents as the key service reads them (absent: unchanged). */
+function restrictionOptions(args: ParsedArgs): Record<string, string | undefined> {
+  return {
+    origins: option(args, 'origins'),
+    ips: option(args, 'ips'),
+    referrers: option(args, 'referrers'),
+    contracts: option(args, 'contracts'),
+    userAgents: option(args, 'user-agents'),
+  };
+}
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
@@ -425,6 +459,19 @@ function parseRecord(line: string, n: number): KeyRecord {
     !('key' in r) &&
     !('value' in r);
   if (!ok) throw new UsageError(`line ${n}: not a key record of \`keys export\` (id, hash, prefix, account, tier, retired)`);
+  if (r.restrictions !== undefined) {
+    // Restrictions come back exactly as checked on the way in, or the line is refused.
+    const fields = r.restrictions as Record<string, unknown>;
+    const unknown = Object.keys(fields).filter((f) => !(RESTRICTION_FIELDS as readonly string[]).includes(f));
+    if (unknown.length > 0)
+      throw new UsageError(`line ${n}: restrictions.${unknown[0]} is not a restriction (${RESTRICTION_FIELDS.join(', ')})`);
+    const checked = mergeRestrictions(fields, undefined, (field, message) => {
+      throw new UsageError(`line ${n}: restrictions.${field}: ${message}`);
+    });
+    if (checked !== undefined) return { ...r, restrictions: checked };
+    const { restrictions: _none, ...unrestricted } = r;
+    return unrestricted;
+  }
   return r;
 }
 
@@ -433,7 +480,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     const args = parseArgs(
       argv,
-      // keys options, then accounts options
+      // keys options, then accounts options, then nodes options
       [
         'config',
         'account',
@@ -451,6 +498,13 @@ export async function main(argv: readonly string[]): Promise<number> {
         'tiers',
         'default-tier',
         'ttl',
+        'origins',
+        'ips',
+        'referrers',
+        'contracts',
+        'user-agents',
+        'admin',
+        'reason',
       ],
       ['devnet', 'json', 'help', 'adopt-keys'],
     );
@@ -469,6 +523,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await keys(args);
       case 'accounts':
         return await accounts(args);
+      case 'nodes':
+        return await nodesCommand(args, await loadConfig(defaultConfigPath(option(args, 'config'))), out);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
@@ -476,6 +532,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
       return 1;
+    }
+    if (err instanceof AdminApiError) {
+      process.stderr.write(`noderouter: ${err.message}\n`);
+      return err.code;
     }
     if (
       err instanceof UsageError ||

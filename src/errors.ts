@@ -11,6 +11,7 @@ export const ERRORS = {
   INVALID_KEY: { status: 401, rpc: -32016, grpc: 16, message: 'Invalid API key' },
   FORBIDDEN: { status: 403, rpc: -32004, grpc: 7, message: 'API key not permitted for this call' },
   METHOD_NOT_FOUND: { status: 200, rpc: -32601, grpc: 12, message: 'Method not found' },
+  INVALID_PARAMS: { status: 200, rpc: -32602, grpc: 3, message: 'Invalid params' },
   ENDPOINT_NOT_FOUND: { status: 404, rpc: -32601, grpc: 12, message: 'No chain endpoint at this address' },
   HTTP_METHOD_NOT_ALLOWED: { status: 405, rpc: -32600, grpc: 12, message: 'HTTP method not allowed on this endpoint' },
   RATE_LIMITED: { status: 429, rpc: -32005, grpc: 8, message: 'Rate limit exceeded' },

@@ -1,40 +1,44 @@
-// Assembling and running a gateway from a validated config: key store and cache,
-// usage and admission, one runtime per chain endpoint, the traffic and admin
-// listeners, and the account dashboard (on the admin listener or its own).
-// `start` returns a serving gateway; `close` releases everything in reverse order
-// after in-flight requests have drained.
+// The composition root: a gateway built from a validated config as a short list of
+// parts, each made by a small factory below — services (store, keys, accounts),
+// response caches, one runtime per chain endpoint with operators' holds on its nodes,
+// who-is-calling and the call path, the admin listener (with the dashboard), the
+// traffic listener (HTTP and WebSocket), the gRPC listener — and closed in reverse
+// order once in-flight requests have drained (after SIGTERM's delay, shutdown()).
+// Every transport reads server limits through `limits()`, so a reload applies them
+// alike; chain runtimes are rebuilt when a limit they hold changed.
 
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
 import { AccountKeys } from './accounts/account-keys.js';
-import { AccountService, type AccountRules } from './accounts/account-service.js';
+import { keyChangeGuard } from './accounts/key-change-guard.js';
 import { SigninThrottle } from './accounts/signin-throttle.js';
 import { KeyCache } from './auth/key-cache.js';
-import { KeyService } from './auth/key-service.js';
 import type { KeyStore } from './auth/key-store.js';
-import { openStore, type StoreBundle } from './store/open-store.js';
-import { closeChainRuntime, createChainRuntime, runtimeOptions, type ChainRuntime, type RuntimeOptions } from './chain-runtime.js';
 import { MemoryCacheStore, RedisCacheStore } from './cache/cache-store.js';
+import { closeChainRuntime, largestBatch, runtimeOptions, type ChainRuntime } from './chain-runtime.js';
 import { ConfigError, loadConfig } from './config/load.js';
-import type { GatewayConfig } from './config/types.js';
-import { GatewayError } from './errors.js';
+import type { GatewayConfig, ServerConfig } from './config/types.js';
+import { CallAccess } from './exec/access.js';
+import { CallPath } from './exec/call-path.js';
+import { Identifier } from './exec/identify.js';
+import { GrpcListener } from './grpc/listener.js';
+import { GrpcRelay } from './grpc/relay.js';
 import { createAdminApp, type Lifecycle } from './http/admin-app.js';
 import type { EndpointInfo } from './http/dashboard/account-api.js';
 import { loadAssets } from './http/dashboard/assets.js';
 import { createDashboardApp, dashboardMiddleware, type DashboardDeps } from './http/dashboard/dashboard.js';
-import { restErrorText } from './http/answers.js';
-import { EndpointTable } from './http/endpoints.js';
-import { GrpcListener } from './grpc/listener.js';
-import { GrpcRelay } from './grpc/relay.js';
+import { HttpCalls } from './http/http-calls.js';
+import { TrustedProxies } from './exec/client-address.js';
+import { ClientConnections } from './ingress/client-connections.js';
 import { createTrafficHandler } from './http/traffic-handler.js';
-import { Pipeline } from './http/pipeline.js';
+import { applyTrafficLimits, closeServer, createTrafficServer, listen, urlOf } from './listeners.js';
 import { createLogger, type Logger } from './log.js';
+import { RotatingFile } from './log-file.js';
 import { Metrics } from './metrics/metrics.js';
-import { loadedPlugin } from './plugin-loader.js';
-import type { Limiter } from './quota/limiter.js';
+import { ChainSet, chainRuntimes, endpointInfo, type CacheStores } from './chain-set.js';
+import { NodeHolds } from './node-holds.js';
+import { openServices, reconfigureServices, type Services } from './services.js';
+import { startTracing, Tracing } from './trace/tracing.js';
 import { WsGateway } from './ws/ws-gateway.js';
-import type { CallAccess } from './calls/access.js';
 
 export interface GatewayOptions {
   readonly logger?: Logger;
@@ -44,66 +48,27 @@ export interface GatewayOptions {
   readonly firstProbeWaitMs?: number;
 }
 
-function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve(server.address() as AddressInfo);
-    });
-  });
-}
-
-/**
- * Requests Node's parser refuses never reach Koa (oversized headers, CR/LF in a
- * header, conflicting lengths): answer them in the error table's shape and close.
- */
-function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
-  if (!socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const e = new GatewayError(err.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : 'INVALID_REQUEST', {
-    message: err.code === 'HPE_HEADER_OVERFLOW' ? undefined : 'Malformed HTTP request',
-  });
-  const body = restErrorText(e);
-  const reason = e.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
-  socket.end(
-    `HTTP/1.1 ${e.status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-  );
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeIdleConnections();
-  });
-}
-
-function urlOf(host: string, port: number): string {
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-}
-
-/** Route tables of the two listeners: HTTP chains by host and path, gRPC chains by host. */
-function routeTables(chains: readonly ChainRuntime[]): { http: EndpointTable<ChainRuntime>; grpc: EndpointTable<ChainRuntime> } {
-  const routes = (t: 'http' | 'grpc') =>
-    chains.filter((rt) => rt.config.transport === t).map((rt) => ({ path: rt.config.route.path, host: rt.config.route.host, target: rt }));
-  return { http: new EndpointTable(routes('http')), grpc: new EndpointTable(routes('grpc')) };
-}
-
-function accountRules(config: GatewayConfig): AccountRules {
-  return { tiers: config.tiers, sessionTtlMs: config.dashboard.sessionTtlMs, signinTokenTtlMs: config.dashboard.signinTokenTtlMs };
+/** What the request path shares: who is calling, and the call path. */
+interface CallParts {
+  readonly keyCache: KeyCache;
+  readonly access: CallAccess;
+  readonly identifier: Identifier;
+  readonly path: CallPath;
 }
 
 export class Gateway {
   private lifecycle: Lifecycle = 'starting';
-  private chains: ChainRuntime[] = [];
-  private byName = new Map<string, ChainRuntime>();
-  private ws: WsGateway | undefined;
-  private table: EndpointTable<ChainRuntime> = new EndpointTable([]);
-  private grpcTable: EndpointTable<ChainRuntime> = new EndpointTable([]);
-  private grpc: GrpcListener | undefined;
   private readonly servers: Server[] = [];
+  private ws: WsGateway | undefined;
+  private grpc: GrpcListener | undefined;
+  private throttle: SigninThrottle | undefined;
+  private reloading: Promise<boolean> | undefined;
+  private closing: Promise<void> | undefined;
+  /** The listeners stopped accepting: answers close their connections, new requests get 503. */
+  private stopping = false;
+  /** The wait of shutdown() before close(), and how to end it early. */
+  private delaying: Promise<void> | undefined;
+  private endDelay: (() => void) | undefined;
   url = '';
   adminUrl = '';
   /** host:port of the gRPC listener ('' when no chain endpoint uses gRPC). */
@@ -112,220 +77,254 @@ export class Gateway {
   dashboardUrl = '';
   /** The listener serving the dashboard (the admin listener or its own), '' when it is off. */
   dashboardListenUrl = '';
-  private throttle: SigninThrottle | undefined;
-
-  private reloading: Promise<boolean> | undefined;
-  private closing: Promise<void> | undefined;
+  /** Proxies whose X-Forwarded-For is believed (server.trustedProxies; a reload replaces them). */
+  private proxies: TrustedProxies;
+  /** Spans of requests, from `tracing:` at start (off without an endpoint). */
+  tracing: Tracing = Tracing.off;
 
   private constructor(
     public config: GatewayConfig,
     readonly logger: Logger,
     readonly metrics: Metrics,
-    readonly bundle: StoreBundle,
-    readonly keys: KeyService,
-    readonly accounts: AccountService,
-    readonly limiter: Limiter,
-    private readonly caches: RuntimeOptions['caches'],
+    readonly services: Services,
+    private readonly caches: CacheStores,
+    readonly chains: ChainSet,
     private readonly now: () => number,
-  ) {}
-
-  private setChains(chains: ChainRuntime[]): void {
-    this.chains = chains;
-    this.byName = new Map(chains.map((c) => [c.name, c]));
-    ({ http: this.table, grpc: this.grpcTable } = routeTables(chains));
+    /** The log file this gateway opened (log.file), closed last. */
+    private readonly logFile: RotatingFile | undefined,
+    /** Operators' holds on nodes, applied to the chain runtimes by name. */
+    readonly holds: NodeHolds,
+  ) {
+    this.proxies = new TrustedProxies(config.server.trustedProxies);
   }
 
   static async start(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
-    const logger = options.logger ?? createLogger(config.log.level, process.stdout, { batchMs: 100 });
+    const logFile =
+      options.logger === undefined && config.log.file !== undefined
+        ? await RotatingFile.open(config.log.file, config.log.maxBytes, config.log.files)
+        : undefined;
+    const logger = options.logger ?? createLogger(config.log.level, logFile ?? process.stdout, { batchMs: 100 });
     const now = options.now ?? Date.now;
     const metrics = new Metrics();
-    const bundle = await openStore(config.store, {
+    const services = await openServices(config, {
       live: true,
       now,
-      onHealth: (up) => {
-        logger[up ? 'info' : 'error'](up ? 'store reachable' : 'store unreachable', { event: 'store', kind: config.store.kind, up });
-      },
+      onHealth: (up) =>
+        logger[up ? 'info' : 'error'](up ? 'store reachable' : 'store unreachable', { event: 'store', kind: config.store.kind, up }),
       onFallback: () => metrics.storeFallbacks.inc({ policy: config.store.onFailure }),
     });
-    metrics.watchStore(() => bundle.up());
-    const store = bundle.keys;
-    const caches = {
-      memory: new MemoryCacheStore(config.cache.maxBytes, config.cache.maxEntryBytes),
-      redis:
-        bundle.redis === undefined
-          ? undefined
-          : new RedisCacheStore(bundle.redis, config.store.prefix, config.cache.maxEntryBytes, config.cache.redisMaxTtlMs),
-    };
-    metrics.watchCache(() => caches.memory.bytes());
-    const limiter = bundle.limiter;
-    const accounts = new AccountService(bundle.accounts, store, accountRules(config), now);
-    const gw = new Gateway(
-      config,
-      logger,
-      metrics,
-      bundle,
-      new KeyService(store, config.tiers, config.keys.rotationGraceSeconds, accounts.resolveForKeys),
-      accounts,
-      limiter,
-      caches,
+    const caches = cacheStores(config, services);
+    const built = runtimeOptions(config.server, caches, largestBatch(config));
+    const chains = new ChainSet(chainRuntimes(config, metrics, logger, built), built);
+    const holds = await NodeHolds.open(services.bundle.holds, () => chains.all, logger, {
+      // A shared store is read again now and then, in case an announcement was lost.
+      refreshMs: config.store.kind === 'redis' ? HOLDS_REFRESH_MS : 0,
       now,
-    );
-
-    gw.setChains(
-      Object.values(config.chains).map((c) =>
-        createChainRuntime(c, loadedPlugin(c.plugin), metrics, logger, runtimeOptions(config.server, caches, now)),
-      ),
-    );
-    metrics.watchPools(() => gw.chains.map((c) => c.pool));
-    metrics.watchInFlight(() => gw.chains.map((c) => [c.name, c.load.inFlight] as const));
-
-    const keyCache = new KeyCache(
-      store,
-      {
-        ttlMs: config.keys.cacheTtlMs,
-        maxEntries: config.keys.cacheMaxEntries,
-        negativeTtlMs: config.keys.negativeTtlMs,
-        onStoreError: config.store.onFailure,
-      },
-      { hit: () => metrics.keyCache.add(1, 'hit'), miss: () => metrics.keyCache.add(1, 'miss') },
-      now,
-    );
-    const pipeline = new Pipeline({
-      keys: keyCache,
-      limiter,
-      tiers: () => gw.config.tiers,
-      metrics,
-      logger,
-      maxBodyBytes: config.server.maxBodyBytes,
-      requestTimeoutMs: config.server.requestTimeoutMs,
-      now,
-      touch: (id, at) => store.touch(id, at),
     });
-    const onRequest = createTrafficHandler({
-      endpoints: () => gw.table,
-      pipeline,
-      metrics,
-      logger,
-      draining: () => gw.lifecycle === 'draining',
-      maxPathLength: () => gw.config.server.maxPathLength,
-    });
-    const dashboard = config.dashboard.enabled ? await gw.dashboardDeps(now) : undefined;
-    const onOwnPort = dashboard !== undefined && config.dashboard.port !== undefined;
-    const admin = createAdminApp({
-      chains: () => gw.chains,
-      metrics,
-      lifecycle: () => gw.lifecycle,
-      store: () => ({ kind: bundle.kind, up: bundle.up(), policy: config.store.onFailure }),
-      keys: gw.keys,
-      limiter,
-      adminToken: config.admin.token,
-      maxBodyBytes: 64 * 1024,
-      dashboard: dashboard === undefined || onOwnPort ? undefined : dashboardMiddleware(dashboard),
-    });
-
-    // The admin listener comes first, so readiness answers 503 while the first probes run.
-    const adminServer = createServer(admin.callback());
-    const a = await listen(adminServer, config.server.adminHost, config.server.adminPort);
-    gw.adminUrl = urlOf(config.server.adminHost, a.port);
-    let dashboardServer: Server | undefined;
-    if (dashboard !== undefined) {
-      let base = gw.adminUrl;
-      if (onOwnPort) {
-        dashboardServer = createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, createDashboardApp(dashboard).callback());
-        const d = await listen(dashboardServer, config.dashboard.host, config.dashboard.port ?? 0);
-        base = urlOf(config.dashboard.host, d.port);
-      }
-      gw.dashboardListenUrl = base;
-      gw.dashboardUrl = `${config.dashboard.publicUrl ?? base}/dashboard`;
-    }
-    const firstProbes = Promise.all(gw.chains.map((c) => c.prober.probeAll()));
-    for (const c of gw.chains) c.prober.start();
-    await Promise.race([firstProbes, new Promise((r) => setTimeout(r, options.firstProbeWaitMs ?? 3_000).unref())]);
-
-    const sc = config.server;
-    const traffic = createServer(
-      {
-        keepAliveTimeout: sc.keepAliveTimeoutMs,
-        headersTimeout: sc.headersTimeoutMs,
-        // The whole request, body included, must arrive within the client deadline.
-        requestTimeout: sc.requestTimeoutMs + sc.headersTimeoutMs,
-        maxHeaderSize: sc.maxHeaderBytes,
-      },
-      onRequest,
-    );
-    traffic.maxConnections = sc.maxConnections;
-    traffic.on('clientError', answerClientError);
-    gw.ws = new WsGateway({
-      endpoints: () => gw.table,
-      runtime: (name) => gw.byName.get(name),
-      keys: keyCache,
-      store,
-      slots: bundle.slots,
-      access: pipeline.access,
-      metrics,
-      logger,
-      now,
-      draining: () => gw.lifecycle === 'draining',
-      server: () => gw.config.server,
-    });
-    gw.ws.attach(traffic);
-    gw.servers.push(traffic, adminServer);
-    if (dashboardServer !== undefined) gw.servers.push(dashboardServer);
-    const t = await listen(traffic, config.server.host, config.server.port);
-    gw.url = config.server.publicUrl ?? urlOf(config.server.host, t.port);
-    if (gw.chains.some((c) => c.config.transport === 'grpc')) await gw.startGrpc(keyCache, store, pipeline.access);
+    holds.apply();
+    const gw = new Gateway(config, logger, metrics, services, caches, chains, now, logFile, holds);
+    gw.watch();
+    const calls = gw.callParts();
+    gw.tracing = startTracing(config.tracing, metrics, logger);
+    await gw.startAdmin();
+    await gw.firstProbes(options.firstProbeWaitMs ?? 3_000);
+    await gw.startTraffic(calls);
+    if (chains.grpc().size > 0) await gw.startGrpc(calls);
     gw.lifecycle = 'ready';
     logger.info('gateway listening', {
       event: 'start',
       url: gw.url,
       admin: gw.adminUrl,
       dashboard: gw.dashboardUrl || undefined,
-      chains: gw.chains.length,
+      chains: chains.all.length,
     });
     return gw;
   }
 
-  /** The gRPC listener and its relay, on the same key cache, limits and metrics as HTTP. */
-  private async startGrpc(keys: KeyCache, store: KeyStore, access: CallAccess): Promise<void> {
-    const sc = this.config.server;
-    const relay = new GrpcRelay({
-      keys,
+  get store(): KeyStore {
+    return this.services.bundle.keys;
+  }
+
+  get keys(): Services['keys'] {
+    return this.services.keys;
+  }
+
+  get accounts(): Services['accounts'] {
+    return this.services.accounts;
+  }
+
+  runtimes(): readonly ChainRuntime[] {
+    return this.chains.all;
+  }
+
+  /** Server limits as they are now: every transport reads them here, per request. */
+  limits(): ServerConfig {
+    return this.config.server;
+  }
+
+  private watch(): void {
+    const { metrics, services, caches, chains } = this;
+    metrics.watchStore(() => services.bundle.up());
+    metrics.watchCache(() => caches.memory.bytes());
+    metrics.watchPools(() => chains.all.map((c) => c.pool));
+    metrics.watchInFlight(() => chains.all.map((c) => [c.name, c.load.inFlight] as const));
+  }
+
+  private callParts(): CallParts {
+    const { config, metrics, services, now } = this;
+    const store = services.bundle.keys;
+    const keyCache = new KeyCache(
+      store,
+      {
+        ttlMs: config.keys.cacheTtlMs,
+        maxEntries: config.keys.cacheMaxEntries,
+        negativeTtlMs: config.keys.negativeTtlMs,
+        negativeMaxEntries: config.keys.negativeMaxEntries,
+        onStoreError: config.store.onFailure,
+      },
+      { hit: () => metrics.keyCache.add(1, 'hit'), miss: () => metrics.keyCache.add(1, 'miss') },
+      now,
+    );
+    const access = new CallAccess({ limiter: services.bundle.limiter, tiers: () => this.config.tiers, metrics });
+    const identifier = new Identifier({
+      keys: keyCache,
       access,
-      maxBodyBytes: sc.maxBodyBytes,
-      maxResponseBytes: sc.maxResponseBytes,
-      requestTimeoutMs: sc.requestTimeoutMs,
-      requestReadTimeoutMs: sc.headersTimeoutMs,
-      now: this.now,
+      now,
+      trustedProxies: () => this.proxies,
+      metrics,
       touch: (id, at) => store.touch(id, at),
     });
+    return { keyCache, access, identifier, path: new CallPath(access, metrics) };
+  }
+
+  /** The admin listener first, so readiness answers 503 while the first probes run; the dashboard on it or on its own. */
+  private async startAdmin(): Promise<void> {
+    const { config, services } = this;
+    const dashboard = config.dashboard.enabled ? await this.dashboardDeps() : undefined;
+    const onOwnPort = dashboard !== undefined && config.dashboard.port !== undefined;
+    const admin = createAdminApp({
+      chains: () => this.chains.all,
+      metrics: this.metrics,
+      lifecycle: () => this.lifecycle,
+      store: () => ({ kind: services.bundle.kind, up: services.bundle.up(), policy: config.store.onFailure }),
+      keys: services.keys,
+      keyChanges: keyChangeGuard(services.bundle.limiter, () => this.config.keys),
+      limiter: services.bundle.limiter,
+      holds: this.holds,
+      adminToken: config.admin.token,
+      maxBodyBytes: 64 * 1024,
+      dashboard: dashboard === undefined || onOwnPort ? undefined : dashboardMiddleware(dashboard),
+    });
+    const adminServer = createServer(admin.callback());
+    this.servers.push(adminServer);
+    this.adminUrl = urlOf(config.server.adminHost, (await listen(adminServer, config.server.adminHost, config.server.adminPort)).port);
+    if (dashboard === undefined) return;
+    let base = this.adminUrl;
+    if (onOwnPort) {
+      const own = createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, createDashboardApp(dashboard).callback());
+      this.servers.push(own);
+      base = urlOf(config.dashboard.host, (await listen(own, config.dashboard.host, config.dashboard.port ?? 0)).port);
+    }
+    this.dashboardListenUrl = base;
+    this.dashboardUrl = `${config.dashboard.publicUrl ?? base}/dashboard`;
+  }
+
+  private async firstProbes(waitMs: number): Promise<void> {
+    const first = Promise.all(this.chains.all.map((c) => c.prober.probeAll()));
+    for (const c of this.chains.all) c.prober.start();
+    await Promise.race([first, new Promise((r) => setTimeout(r, waitMs).unref())]);
+  }
+
+  /** HTTP chain traffic and WebSocket upgrades on one listener. */
+  private async startTraffic(calls: CallParts): Promise<void> {
+    const { config, metrics, logger } = this;
+    const draining = (): boolean => this.stopping;
+    const httpCalls = new HttpCalls({ identifier: calls.identifier, path: calls.path, limits: () => this.limits() });
+    const onRequest = createTrafficHandler({
+      endpoints: () => this.chains.http(),
+      calls: httpCalls,
+      metrics,
+      logger,
+      draining,
+      maxPathLength: () => this.limits().maxPathLength,
+      cors: () => this.limits().cors,
+      trustedProxies: () => this.proxies,
+      tracing: this.tracing,
+    });
+    const traffic = createTrafficServer(config.server, onRequest, new ClientConnections(() => this.limits().maxConnectionsPerClient));
+    this.ws = new WsGateway({
+      endpoints: () => this.chains.http(),
+      runtime: (name) => this.chains.byName(name),
+      identifier: calls.identifier,
+      keys: calls.keyCache,
+      store: this.store,
+      slots: this.services.bundle.slots,
+      access: calls.access,
+      path: calls.path,
+      metrics,
+      logger,
+      now: this.now,
+      draining,
+      server: () => this.limits(),
+      trustedProxies: () => this.proxies,
+      tracing: this.tracing,
+    });
+    this.ws.attach(traffic);
+    this.servers.unshift(traffic);
+    const t = await listen(traffic, config.server.host, config.server.port);
+    this.url = config.server.publicUrl ?? urlOf(config.server.host, t.port);
+  }
+
+  /** The gRPC listener, on the same key cache, call path and metrics as HTTP. */
+  private async startGrpc(calls: CallParts): Promise<void> {
+    const sc = this.config.server;
+    const relay = new GrpcRelay({
+      identifier: calls.identifier,
+      path: calls.path,
+      limits: () => {
+        const l = this.limits();
+        return {
+          maxBodyBytes: l.maxBodyBytes,
+          maxResponseBytes: l.maxResponseBytes,
+          requestTimeoutMs: l.requestTimeoutMs,
+          requestReadTimeoutMs: l.headersTimeoutMs,
+        };
+      },
+    });
     this.grpc = new GrpcListener({
-      endpoints: () => this.grpcTable,
+      endpoints: () => this.chains.grpc(),
       relay,
       metrics: this.metrics,
       logger: this.logger,
-      draining: () => this.lifecycle === 'draining',
-      maxPathLength: () => this.config.server.maxPathLength,
+      draining: () => this.stopping,
+      maxPathLength: () => this.limits().maxPathLength,
       maxHeaderBytes: sc.maxHeaderBytes,
       maxConnections: sc.maxConnections,
+      maxConcurrentStreams: sc.grpcMaxConcurrentStreams,
+      perClient: new ClientConnections(() => this.limits().maxConnectionsPerClient),
       idleTimeoutMs: sc.keepAliveTimeoutMs,
+      trustedProxies: () => this.proxies,
+      tracing: this.tracing,
     });
     await this.grpc.listen(sc.grpcHost, sc.grpcPort);
     this.grpcAddress = this.grpc.address;
   }
 
   /** What the dashboard reads; config is read through functions so a reload applies at once. */
-  private async dashboardDeps(now: () => number): Promise<DashboardDeps> {
+  private async dashboardDeps(): Promise<DashboardDeps> {
+    const { services, now } = this;
     const d = this.config.dashboard;
     this.throttle = new SigninThrottle(d.signinAttemptsPerMinute, now);
     return {
-      accounts: this.accounts,
-      accountKeys: new AccountKeys(this.keys, this.limiter, {
+      accounts: services.accounts,
+      accountKeys: new AccountKeys(services.keys, services.bundle.limiter, {
         tiers: () => this.config.tiers,
-        chains: () => this.chains.map((c) => c.name),
+        chains: () => this.chains.all.map((c) => c.name),
         now,
+        changes: keyChangeGuard(services.bundle.limiter, () => this.config.keys),
       }),
-      keys: this.keys,
-      limiter: this.limiter,
+      keys: services.keys,
+      limiter: services.bundle.limiter,
       throttle: this.throttle,
       assets: await loadAssets(),
       settings: { trustProxy: d.trustProxy, publicUrl: d.publicUrl },
@@ -337,22 +336,10 @@ export class Gateway {
     };
   }
 
-  /**
-   * Every chain endpoint's public URL, in config order, with the plugin's sample
-   * request: gRPC ones with the :authority to send, WebSocket-serving ones with their
-   * ws:// URL.
-   */
+  /** Every chain endpoint's public URL, in config order, with the plugin's sample request. */
   endpoints(): EndpointInfo[] {
-    return this.chains.map((c) => {
-      const { host, path } = c.config.route;
-      const base = { chain: c.name, plugin: c.config.plugin, archiveOnly: c.config.archiveOnly, sample: c.handler.sample };
-      if (c.config.transport === 'grpc') {
-        const url = `grpc://${this.grpcAddress || `${this.config.server.grpcHost}:${this.config.server.grpcPort}`}`;
-        return host === undefined ? { ...base, url } : { ...base, url, authority: host };
-      }
-      const url = `${host !== undefined ? `http://${host}` : this.url}${path ?? ''}`;
-      return c.handler.websocket === undefined ? { ...base, url } : { ...base, url, ws: url.replace(/^http/, 'ws') };
-    });
+    const sc = this.config.server;
+    return endpointInfo(this.chains.all, this.url, this.grpcAddress || `${sc.grpcHost}:${sc.grpcPort}`);
   }
 
   /**
@@ -379,87 +366,115 @@ export class Gateway {
       this.logger.error('config reload refused; the previous config keeps serving', { event: 'reload', ok: false, problems });
       return false;
     }
-    const previous = new Map(this.chains.map((c) => [c.name, c]));
-    const chains = Object.values(next.chains).map((c) => {
-      const old = previous.get(c.name);
-      if (old !== undefined && JSON.stringify(old.config) === JSON.stringify(c)) return old;
-      return createChainRuntime(
-        c,
-        loadedPlugin(c.plugin),
-        this.metrics,
-        this.logger,
-        runtimeOptions(next.server, this.caches, this.now),
-        old,
-      );
-    });
-    const retired = [...previous.values()].filter((old) => !chains.includes(old));
-    for (const c of chains) if (!previous.has(c.name) || previous.get(c.name) !== c) c.prober.start();
-    this.setChains(chains);
-    if (this.grpc === undefined && chains.some((c) => c.config.transport === 'grpc')) {
+    const retired = this.chains.replace(next, this.metrics, this.logger, runtimeOptions(next.server, this.caches, largestBatch(next)));
+    // Kept nodes keep their holds; nodes of rebuilt runtimes get theirs by name, before any call reaches them.
+    this.holds.apply();
+    if (this.grpc === undefined && this.chains.grpc().size > 0) {
       this.logger.warn('gRPC chain endpoints are served after a restart (no gRPC listener is running)', { event: 'reload' });
     }
-    this.keys.configure(next.tiers, next.keys.rotationGraceSeconds);
-    this.accounts.configure(accountRules(next));
+    reconfigureServices(this.services, next);
     this.throttle?.configure(next.dashboard.signinAttemptsPerMinute);
-    const restartOnly = ['host', 'port', 'adminHost', 'adminPort', 'grpcHost', 'grpcPort'] as const;
-    const dashboardRestartOnly = ['enabled', 'host', 'port', 'publicUrl', 'trustProxy'] as const;
-    if (
-      restartOnly.some((k) => next.server[k] !== this.config.server[k]) ||
-      dashboardRestartOnly.some((k) => next.dashboard[k] !== this.config.dashboard[k]) ||
-      next.store.path !== this.config.store.path
-    ) {
-      this.logger.warn('listener addresses, the dashboard listener and the key store change only on restart', { event: 'reload' });
+    if (restartOnlyChanged(this.config, next)) {
+      this.logger.warn(
+        'listener addresses, maxHeaderBytes, the dashboard listener, the key store, the log file and tracing change only on restart',
+        { event: 'reload' },
+      );
     }
     this.config = next;
+    this.proxies = new TrustedProxies(next.server.trustedProxies);
     this.logger.level = next.log.level;
-    await Promise.all(
-      retired.map((old) =>
-        closeChainRuntime(
-          old,
-          chains.find((c) => c.name === old.name),
-        ),
-      ),
-    );
+    const traffic = this.servers[0];
+    if (traffic !== undefined && this.ws !== undefined) applyTrafficLimits(traffic, next.server);
+    await Promise.all(retired.map(([old, successor]) => closeChainRuntime(old, successor)));
     this.metrics.configReloads.inc({ result: 'ok' });
-    this.logger.info('config reloaded', { event: 'reload', ok: true, chains: chains.length, replaced: retired.length });
+    this.logger.info('config reloaded', { event: 'reload', ok: true, chains: this.chains.all.length, replaced: retired.length });
     return true;
   }
 
-  get store(): KeyStore {
-    return this.bundle.keys;
-  }
-
-  runtimes(): readonly ChainRuntime[] {
-    return this.chains;
+  /**
+   * What SIGTERM does: readiness turns 503 at once while every listener keeps serving
+   * as before for `delayMs` (server.shutdownDelayMs), so load balancers take this
+   * instance out of rotation before it stops accepting; then close(). A close() during
+   * the wait (a second signal) ends it early.
+   */
+  shutdown(delayMs = this.config.server.shutdownDelayMs): Promise<void> {
+    if (this.closing === undefined && this.delaying === undefined) {
+      this.lifecycle = 'draining';
+      this.logger.info('draining: readiness is 503, requests are still served', { event: 'drain', delayMs });
+      this.delaying = new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delayMs);
+        this.endDelay = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    return (this.delaying ?? Promise.resolve()).then(() => this.close());
   }
 
   /**
-   * Graceful stop: readiness turns 503, the traffic listener stops accepting, in-flight
-   * requests finish (cut after server.shutdownTimeoutMs), then nodes, usage (flushed)
-   * and the store close; the admin listener goes last so readiness is visible meanwhile.
+   * Graceful stop: readiness turns 503 and the listeners stop accepting; idle kept-alive
+   * connections close at once, requests in flight are answered with `connection: close`
+   * (cut after server.shutdownTimeoutMs), then nodes, usage (flushed) and the store
+   * close; the admin listener goes last so readiness is visible meanwhile.
    */
   close(): Promise<void> {
+    this.endDelay?.();
     this.closing ??= this.doClose();
     return this.closing;
   }
 
   private async doClose(): Promise<void> {
     this.lifecycle = 'draining';
-    const [traffic, admin, dashboard] = this.servers;
-    const cut = setTimeout(() => traffic?.closeAllConnections(), this.config.server.shutdownTimeoutMs);
-    const grpcClosed = this.grpc?.close(this.config.server.shutdownTimeoutMs);
+    this.stopping = true;
+    const [traffic, ...others] = this.ws === undefined ? [undefined, ...this.servers] : this.servers;
+    const timeoutMs = this.config.server.shutdownTimeoutMs;
+    const cut = setTimeout(() => traffic?.closeAllConnections(), timeoutMs);
+    const grpcClosed = this.grpc?.close(timeoutMs);
     // WebSocket clients are told first (1001), so the listener's close does not wait on them.
     await this.ws?.close();
     if (traffic !== undefined) await closeServer(traffic);
     clearTimeout(cut);
     await grpcClosed;
-    await Promise.all(this.chains.map((c) => closeChainRuntime(c)));
-    await this.bundle.close();
-    for (const server of [dashboard, admin]) {
+    await Promise.all(this.chains.all.map((c) => closeChainRuntime(c)));
+    this.holds.close();
+    await this.tracing.shutdown();
+    await this.services.bundle.close();
+    for (const server of others.reverse()) {
       if (server === undefined) continue;
       server.closeAllConnections();
       await closeServer(server);
     }
     this.logger.info('gateway stopped', { event: 'stop' });
+    await this.logger.flush();
+    await this.logFile?.close();
   }
+}
+
+function cacheStores(config: GatewayConfig, services: Services): CacheStores {
+  const { redis } = services.bundle;
+  return {
+    memory: new MemoryCacheStore(config.cache.maxBytes, config.cache.maxEntryBytes),
+    redis:
+      redis === undefined
+        ? undefined
+        : new RedisCacheStore(redis, config.store.prefix, config.cache.maxEntryBytes, config.cache.redisMaxTtlMs),
+  };
+}
+
+const HOLDS_REFRESH_MS = 30_000;
+
+const RESTART_ONLY = ['host', 'port', 'adminHost', 'adminPort', 'grpcHost', 'grpcPort', 'maxHeaderBytes'] as const;
+const DASHBOARD_RESTART_ONLY = ['enabled', 'host', 'port', 'publicUrl', 'trustProxy'] as const;
+
+function restartOnlyChanged(now: GatewayConfig, next: GatewayConfig): boolean {
+  return (
+    RESTART_ONLY.some((k) => next.server[k] !== now.server[k]) ||
+    DASHBOARD_RESTART_ONLY.some((k) => next.dashboard[k] !== now.dashboard[k]) ||
+    next.store.path !== now.store.path ||
+    next.log.file !== now.log.file ||
+    next.log.maxBytes !== now.log.maxBytes ||
+    next.log.files !== now.log.files ||
+    JSON.stringify(next.tracing) !== JSON.stringify(now.tracing)
+  );
 }

@@ -26,7 +26,21 @@ export interface RequestLogFields {
   /** The key's prefix, never its value. */
   readonly key: string | undefined;
   readonly keyId: string | undefined;
+  /** The client's address (an IP address: the peer's, or one a trusted proxy forwarded). */
+  readonly client?: string;
+  /** The client's User-Agent, cut to USER_AGENT_MAX characters. */
+  readonly userAgent?: string;
+  /** Bytes of the request body (a WebSocket or gRPC message) read, and of the answer body sent. */
+  readonly bytesIn: number;
+  readonly bytesOut: number;
+  /** The response cache's part: every call answered from it (hit) or not (miss); absent when nothing was cacheable. */
+  readonly cache?: 'hit' | 'miss';
+  /** The W3C trace id of the request (32 hex digits), when it has one. */
+  readonly traceId?: string;
 }
+
+/** A longer User-Agent is cut: a 16 KiB header must not make a 16 KiB log line. */
+export const USER_AGENT_MAX = 256;
 
 export interface Logger {
   level: LogLevel;
@@ -37,6 +51,14 @@ export interface Logger {
   error(msg: string, fields?: LogFields): void;
   /** One request's line at info level, written without building an object per request. */
   request(fields: RequestLogFields): void;
+  /** Write every gathered line now; settles once the output has taken them. */
+  flush(): Promise<void>;
+}
+
+/** Where a logger writes: a stream, or a file that also says when what it took is written. */
+export interface LogOutput {
+  write(s: string): unknown;
+  flush?(): Promise<void>;
 }
 
 // Only quotes, backslashes, control characters and lone surrogates need JSON escaping;
@@ -59,15 +81,19 @@ function isoNow(): string {
 
 /**
  * Request ids (checked on arrival, or generated), chain and node names (checked by the
- * config), outcomes, transports, key prefixes and ids (ours) never need escaping;
- * method labels come from plugins, so they are checked.
+ * config), outcomes, transports, key prefixes and ids (ours), client addresses (IP
+ * addresses), cache results and trace ids (checked hex) never need escaping; method
+ * labels come from plugins and user agents from clients, so they are checked.
  */
 function requestLine(f: RequestLogFields): string {
   return (
     `{"time":"${isoNow()}","level":"info","msg":"request","requestId":"${f.requestId}"` +
     `${f.transport === undefined ? '' : `,"transport":"${f.transport}"`},"chain":"${f.chain}","method":${str(f.method)}` +
     `${f.node === undefined ? '' : `,"node":"${f.node}"`},"attempts":${f.attempts}${f.status === undefined ? '' : `,"status":${f.status}`}` +
-    `,"outcome":"${f.outcome}","ms":${f.ms}${f.key === undefined ? '' : `,"key":"${f.key}","keyId":"${f.keyId}"`}}\n`
+    `,"outcome":"${f.outcome}","ms":${f.ms}${f.key === undefined ? '' : `,"key":"${f.key}","keyId":"${f.keyId}"`}` +
+    `${f.client === undefined ? '' : `,"client":"${f.client}"`}${f.userAgent === undefined ? '' : `,"userAgent":${str(f.userAgent)}`}` +
+    `,"bytesIn":${f.bytesIn},"bytesOut":${f.bytesOut}${f.cache === undefined ? '' : `,"cache":"${f.cache}"`}` +
+    `${f.traceId === undefined ? '' : `,"traceId":"${f.traceId}"`}}\n`
   );
 }
 
@@ -87,7 +113,7 @@ export interface LoggerOptions {
   readonly batchMs?: number;
 }
 
-export function createLogger(level: LogLevel, out: { write(s: string): unknown } = process.stdout, options: LoggerOptions = {}): Logger {
+export function createLogger(level: LogLevel, out: LogOutput = process.stdout, options: LoggerOptions = {}): Logger {
   const batchMs = options.batchMs ?? 0;
   let pending = '';
   let scheduled = false;
@@ -120,6 +146,10 @@ export function createLogger(level: LogLevel, out: { write(s: string): unknown }
     error: (m, f) => write('error', m, f),
     request: (f) => {
       if (ORDER.info >= ORDER[logger.level]) append(requestLine(f), false);
+    },
+    flush: () => {
+      flush();
+      return out.flush?.() ?? Promise.resolve();
     },
   };
   return logger;

@@ -2,8 +2,24 @@
 // known method is routed and cached, and the words of a pruned-state answer. Names
 // are the part after the namespace; the known set bounds the metric labels.
 
-/** How a method is routed: by block parameter, by getLogs range, or by kind alone. */
-export type Kind = 'plain' | 'archive' | 'constant' | 'head' | 'hash' | 'logs' | 'block';
+/**
+ * How a method is routed: by block parameter, by getLogs range, or by kind alone;
+ * filters kept on the node that made them; reads of a transaction sent first to the
+ * nodes that accepted it.
+ */
+export type Kind =
+  | 'plain'
+  | 'archive'
+  | 'constant'
+  | 'head'
+  | 'hash'
+  | 'logs'
+  | 'block'
+  | 'submit'
+  | 'filter-new'
+  | 'filter-use'
+  | 'filter-drop'
+  | 'tx-read';
 
 /** Position of the block parameter, by method name after the namespace. */
 export const BLOCK_PARAM: ReadonlyMap<string, number> = new Map([
@@ -40,26 +56,20 @@ export const KNOWN: ReadonlyMap<string, Kind> = new Map<string, Kind>([
   ['getTransactionByBlockHashAndIndex', 'hash'],
   ['getUncleByBlockHashAndIndex', 'hash'],
   ['getLogs', 'logs'],
-  ...[
-    'syncing',
-    'accounts',
-    'coinbase',
-    'mining',
-    'hashrate',
-    'protocolVersion',
-    'getTransactionByHash',
-    'getTransactionReceipt',
-    'sendRawTransaction',
-    'sendTransaction',
-    'subscribe',
-    'unsubscribe',
-    'newFilter',
-    'newBlockFilter',
-    'newPendingTransactionFilter',
-    'getFilterChanges',
-    'getFilterLogs',
-    'uninstallFilter',
-  ].map((name): [string, Kind] => [name, 'plain']),
+  // A transaction is sent once: a node that may have taken it is never asked again.
+  ['sendRawTransaction', 'submit'],
+  ['sendTransaction', 'submit'],
+  ['newFilter', 'filter-new'],
+  ['newBlockFilter', 'filter-new'],
+  ['newPendingTransactionFilter', 'filter-new'],
+  ['getFilterChanges', 'filter-use'],
+  ['getFilterLogs', 'filter-use'],
+  ['uninstallFilter', 'filter-drop'],
+  ['getTransactionByHash', 'tx-read'],
+  ['getTransactionReceipt', 'tx-read'],
+  ...['syncing', 'accounts', 'coinbase', 'mining', 'hashrate', 'protocolVersion', 'subscribe', 'unsubscribe'].map(
+    (name): [string, Kind] => [name, 'plain'],
+  ),
 ]);
 
 const archive = (names: string[]): Array<[string, Kind]> => names.map((n) => [n, 'archive']);
@@ -128,3 +138,29 @@ export const EXTRA_NAMESPACES: ReadonlyMap<string, ReadonlyMap<string, Kind>> = 
  */
 export const PRUNED =
   /missing trie node|header not found|BlockOutOfRange|historical state|is not available|pruned|state histories haven't been fully indexed|required historical state unavailable|old data not available|distance to target block exceeds maximum/i;
+
+/**
+ * Methods that administer the node rather than read the chain (geth, erigon, reth,
+ * nethermind): peers, accounts and keys, mining, the consensus engine API, and the
+ * debug_ methods that change the node or profile it. Refused unless opened per chain.
+ */
+export const NODE_ADMIN: readonly string[] = [
+  'admin_*',
+  'personal_*',
+  'miner_*',
+  'clique_*',
+  'engine_*',
+  'parity_*',
+  'debug_set*',
+  'debug_start*',
+  'debug_stop*',
+  'debug_write*',
+  'debug_*Profile',
+  'debug_goTrace',
+  'debug_freeOSMemory',
+  'debug_chaindb*',
+  'debug_db*',
+  'debug_verbosity',
+  'debug_vmodule',
+  'debug_backtraceAt',
+];

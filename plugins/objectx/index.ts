@@ -3,23 +3,37 @@
 // checkpoints older than the full nodes keep go to archive nodes. Other reads go to
 // full nodes, whose "pruned" answer sends them on to archive (core retry).
 
-import { parseJsonRpcBody } from '../../src/jsonrpc/envelope.js';
 import {
+  costTable,
+  costsOption,
+  CostTable,
+  DEFAULT_BLOCK_TIME_MS,
   definePlugin,
+  FINAL_TTL_MS,
+  hexSubscriptionId,
+  intOption,
+  jsonRpcAtRoot,
+  jsonRpcVerdict,
+  methodTable,
+  nameList,
+  namesOption,
+  parseJsonRpcBody,
+  positiveInt,
+  splitMethod,
+  unknownKeys,
   type Call,
   type ChainHandler,
   type JsonLimits,
+  type JsonRpcCodec,
   type NodeHead,
   type PoolView,
+  type Problems,
   type Routing,
-} from '../../src/plugin.js';
-import { DEFAULT_BLOCK_TIME_MS, FINAL_TTL_MS } from '../shared/cache.js';
-import { CostTable } from '../shared/costs.js';
-import { jsonRpcVerdict, methodTable, splitMethod } from '../shared/jsonrpc-verdict.js';
-import { costTable, costsOption, intOption, nameList, namesOption, positiveInt, unknownKeys, type Problems } from '../shared/options.js';
+} from 'noderouter/plugin';
+import { describeObjectx } from './describe.js';
 
 /** How a known method is routed and cached. */
-type Kind = 'plain' | 'past' | 'checkpoint' | 'constant' | 'head';
+type Kind = 'plain' | 'past' | 'checkpoint' | 'constant' | 'head' | 'submit';
 
 const KNOWN: ReadonlyMap<string, Kind> = new Map<string, Kind>([
   // Past object versions: only archive nodes keep them; a version never changes.
@@ -33,6 +47,8 @@ const KNOWN: ReadonlyMap<string, Kind> = new Map<string, Kind>([
   ['getBalance', 'head'],
   ['getAllBalances', 'head'],
   ['getTotalTransactionBlocks', 'head'],
+  // A transaction is sent once: a node that may have taken it is never asked again.
+  ['executeTransactionBlock', 'submit'],
   ...[
     'getCoins',
     'getAllCoins',
@@ -57,7 +73,6 @@ const KNOWN: ReadonlyMap<string, Kind> = new Map<string, Kind>([
     'resolveNameServiceAddress',
     'dryRunTransactionBlock',
     'devInspectTransactionBlock',
-    'executeTransactionBlock',
     'getNormalizedMoveModule',
     'getNormalizedMoveFunction',
     'getNormalizedMoveStruct',
@@ -69,6 +84,8 @@ const KNOWN: ReadonlyMap<string, Kind> = new Map<string, Kind>([
   ].map((n): [string, Kind] => [n, 'plain']),
 ]);
 const PRUNED = /pruned|is not available/i;
+/** A transaction block a node executed already (accepted all the same when broadcast). */
+const EXECUTED = /already (been )?executed/i;
 const DECIMAL = /^\d{1,15}$/;
 const DEFAULT_COSTS: Readonly<Record<string, number>> = { queryEvents: 5, queryTransactionBlocks: 5 };
 
@@ -96,7 +113,7 @@ interface ObjectxOptions {
   readonly costs: CostTable;
 }
 
-function createHandler(o: ObjectxOptions): ChainHandler {
+function createHandler(o: ObjectxOptions): ChainHandler<undefined> {
   const { limits, fullHistory, blockTimeMs, costs } = o;
   const probeBody = `{"jsonrpc":"2.0","id":1,"method":"${o.namespaces[0] ?? 'sui'}_getLatestCheckpointSequenceNumber","params":[]}`;
   const fixed = (kind: Kind, cost: number, label: string): Routing | undefined => {
@@ -109,6 +126,9 @@ function createHandler(o: ObjectxOptions): ChainHandler {
         return Object.freeze({ archive: false, cost, label, cacheTtlMs: blockTimeMs });
       case 'plain':
         return Object.freeze({ archive: false, cost, label });
+      case 'submit':
+        // Sent once to every full node; the first to execute it answers.
+        return Object.freeze({ archive: false, cost, label, retry: 'never', broadcast: true });
       default:
         return undefined;
     }
@@ -120,8 +140,8 @@ function createHandler(o: ObjectxOptions): ChainHandler {
   /** Unknown methods are the main path: ordinary, labelled "other". */
   const unknown = (method: string): Routing => ({ archive: false, cost: costs.of(method, splitMethod(method)[1]), label: 'other' });
 
-  const checkpoint = (m: MethodInfo, call: Call, head: number | undefined): Routing => {
-    const n = sequenceNumber(call.params);
+  const checkpoint = (m: MethodInfo, params: unknown, head: number | undefined): Routing => {
+    const n = sequenceNumber(params);
     if (n === undefined || head === undefined) return { archive: false, cost: m.cost, label: m.label };
     const archive = n < head - fullHistory;
     // A certified checkpoint never changes: any at or below the head is kept long.
@@ -129,37 +149,36 @@ function createHandler(o: ObjectxOptions): ChainHandler {
     return { archive, cost: m.cost, label: m.label };
   };
 
-  const subscriptions: Record<string, string> = {};
+  const methods: Record<string, string> = {};
   for (const ns of o.namespaces) {
-    subscriptions[`${ns}_subscribeEvent`] = `${ns}_unsubscribeEvent`;
-    subscriptions[`${ns}_subscribeTransaction`] = `${ns}_unsubscribeTransaction`;
+    methods[`${ns}_subscribeEvent`] = `${ns}_unsubscribeEvent`;
+    methods[`${ns}_subscribeTransaction`] = `${ns}_unsubscribeTransaction`;
   }
+  const jsonrpc: JsonRpcCodec<undefined> = {
+    parse: (text) => parseJsonRpcBody(text, limits),
+    judge: (_call, reply) => jsonRpcVerdict(reply, PRUNED),
+    subscriptions: { methods, newId: hexSubscriptionId, unknownId: { code: -32000, message: 'subscription not found' } },
+    // A transaction block a node executed already is accepted all the same.
+    alreadyAccepted: (reply) => reply.error !== undefined && EXECUTED.test(reply.error.message),
+  };
 
   return {
     sample: { method: 'POST', path: '/', body: probeBody },
-    errorStyle: 'jsonrpc',
-    websocket: { subscriptions },
-    parse(req) {
-      if (req.method !== 'POST') return { kind: 'unsupported', status: 405, message: 'JSON-RPC endpoints take POST' };
-      if (req.path !== '/') return { kind: 'unsupported', status: 404, message: 'JSON-RPC is served at the endpoint root' };
-      const { batch, items } = parseJsonRpcBody(req.body.toString('utf8'), limits);
-      return { kind: 'jsonrpc', batch, items };
-    },
-    classify(call: Call, view: PoolView): Routing {
+    jsonrpc,
+    http: jsonRpcAtRoot(jsonrpc),
+    classify(call: Call<undefined>, view: PoolView): Routing {
       const m = known.get(call.method);
       if (m === undefined) return unknown(call.method);
-      return m.fixed ?? checkpoint(m, call, view.head);
-    },
-    judge(_call, reply) {
-      return jsonRpcVerdict(reply, PRUNED);
+      return m.fixed ?? checkpoint(m, call.kind === 'jsonrpc' ? call.params : undefined, view.head);
     },
     async probe(node, timeoutMs): Promise<NodeHead> {
-      const res = await node.request({ method: 'POST', path: '/', body: probeBody }, timeoutMs);
+      const res = await node.http.request({ method: 'POST', path: '/', body: probeBody }, timeoutMs);
       if (res.status < 200 || res.status >= 300) throw new Error(`probe answered HTTP ${res.status}`);
       const result = (JSON.parse(res.text) as { result?: unknown } | null)?.result;
       if (typeof result !== 'string' || !DECIMAL.test(result)) throw new Error('probe answer has no checkpoint sequence number');
       return { height: Number(result) };
     },
+    describe: (node, timeoutMs) => describeObjectx(node, o.namespaces[0] ?? 'sui', PRUNED, timeoutMs),
   };
 }
 

@@ -5,28 +5,41 @@
 // Probes ask GetLatestBlock for the head and node Status for the earliest height kept.
 
 import {
+  atHeight,
+  costTable,
+  costsOption,
+  CostTable,
+  decimalHeader,
+  decimalHeight,
   definePlugin,
-  type Call,
+  GRPC_RESOURCE_EXHAUSTED,
+  GRPC_UNAVAILABLE,
+  GRPC_UNIMPLEMENTED,
+  intOption,
+  positiveInt,
+  unknownKeys,
   type ChainHandler,
-  type GrpcStatusReply,
+  type GrpcReply,
   type NodeHead,
+  type Problems,
   type Routing,
   type Verdict,
-} from '../../src/plugin.js';
-import { CostTable } from '../shared/costs.js';
-import { atHeight, decimalHeight, HEIGHT_HEADER, headerHeight, PRUNED } from '../shared/heights.js';
-import { costTable, costsOption, intOption, positiveInt, unknownKeys, type Problems } from '../shared/options.js';
-import { GET_LATEST_BLOCK, HEIGHT_FIELD, METHODS, NODE_STATUS } from './methods.js';
+} from 'noderouter/plugin';
+import { describeGrpc } from './describe.js';
+import { BROADCAST_TX, GET_LATEST_BLOCK, HEIGHT_FIELD, METHODS, NODE_STATUS } from './methods.js';
 import { message, varint } from './proto.js';
 
-const UNIMPLEMENTED = 12;
-const RESOURCE_EXHAUSTED = 8;
-const UNAVAILABLE = 14;
 const EMPTY = Buffer.alloc(0);
+/** The metadata in which SDK clients pin a query to a height. */
+const HEIGHT_HEADER = 'x-cosmos-block-height';
+/** What the SDK says when a node no longer holds a height's state. */
+const PRUNED = /version does not exist|is not available|pruned|lowest height is/i;
 
-interface GrpcCall extends Call {
+interface GrpcMeta {
   /** The height the call reads; undefined for the latest state. */
   readonly height: number | undefined;
+  /** The request names a height the relay cannot read (a compressed message): it may reach into archive state. */
+  readonly unread?: true;
 }
 
 /**
@@ -48,11 +61,11 @@ export function decodeEarliest(data: Buffer): number | undefined {
 }
 
 /** The node's answer: pruned words send it to archive; UNAVAILABLE and RESOURCE_EXHAUSTED are the node's trouble. */
-export function grpcVerdict(reply: GrpcStatusReply): Verdict {
+export function grpcVerdict(reply: GrpcReply): Verdict {
   if (reply.code === 0) return 'ok';
   if (PRUNED.test(reply.message)) return 'pruned';
-  if (reply.code === UNAVAILABLE) return 'node-failure';
-  if (reply.code === RESOURCE_EXHAUSTED) return 'throttled';
+  if (reply.code === GRPC_UNAVAILABLE) return 'node-failure';
+  if (reply.code === GRPC_RESOURCE_EXHAUSTED) return 'throttled';
   return 'chain-error';
 }
 
@@ -67,50 +80,57 @@ function requestHeight(path: string, msg: Buffer | undefined): number | undefine
   }
 }
 
-function createHandler(fullHistory: number, costs: CostTable): ChainHandler {
+function createHandler(fullHistory: number, costs: CostTable): ChainHandler<GrpcMeta> {
   // Every known method's routing, made once: classify allocates nothing for them.
-  const known = new Map<string, Routing>(METHODS.map((m) => [m, Object.freeze({ archive: false, cost: costs.of(m, m), label: m })]));
+  // A broadcast is sent once: a node that may have taken the transaction is never asked again.
+  const known = new Map<string, Routing>(
+    METHODS.map((m) => {
+      const base = { archive: false, cost: costs.of(m, m), label: m };
+      return [m, Object.freeze(m === BROADCAST_TX ? { ...base, retry: 'never' as const } : base)];
+    }),
+  );
   /** Nodes that answered Status with UNIMPLEMENTED (SDK before 0.50): not asked again. */
   const noStatus = new Set<string>();
 
   return {
-    // The HTTP side of the contract: gRPC chains are never routed from the HTTP listener.
-    errorStyle: 'rest',
-    parse: () => ({ kind: 'unsupported', status: 404, message: 'gRPC endpoint: call it on the gRPC listener' }),
-    judge: () => 'chain-error',
-    parseGrpc(call): GrpcCall {
-      const header = decimalHeight(headerHeight(call.metadata[HEIGHT_HEADER]));
-      return { method: call.path, params: undefined, id: undefined, raw: '', height: header ?? requestHeight(call.path, call.message) };
+    grpc: {
+      parse(call) {
+        const header = decimalHeight(decimalHeader(call.metadata[HEIGHT_HEADER], HEIGHT_HEADER));
+        if (header === undefined && call.message === undefined && HEIGHT_FIELD.has(call.path)) {
+          return { kind: 'grpc', method: call.path, meta: { height: undefined, unread: true } };
+        }
+        return { kind: 'grpc', method: call.path, meta: { height: header ?? requestHeight(call.path, call.message) } };
+      },
+      judge: (_call, reply) => grpcVerdict(reply),
     },
     classify(call, view): Routing {
       const r = known.get(call.method);
       const cost = r?.cost ?? costs.of(call.method, call.method);
       const label = r === undefined ? 'other' : call.method;
-      const height = (call as Partial<GrpcCall>).height;
+      const height = call.meta.height;
+      // A height the relay cannot read is treated as old: archive nodes, and only for keys with archive access.
+      if (call.meta.unread === true) return { archive: true, cost, label };
       // gRPC answers are not cached (the relay streams them): no cache hints.
       if (height !== undefined) return atHeight(height, view, fullHistory, cost, label, false);
       return r ?? { archive: false, cost, label };
     },
-    judgeGrpc(_call, reply) {
-      return grpcVerdict(reply);
-    },
     async probe(node, timeoutMs): Promise<NodeHead> {
       const [latest, status] = await Promise.all([
-        node.grpcUnary(GET_LATEST_BLOCK, EMPTY, {}, timeoutMs),
-        noStatus.has(node.name) ? undefined : node.grpcUnary(NODE_STATUS, EMPTY, {}, timeoutMs).catch(() => undefined),
+        node.grpc.unary(GET_LATEST_BLOCK, EMPTY, {}, timeoutMs),
+        noStatus.has(node.name) ? undefined : node.grpc.unary(NODE_STATUS, EMPTY, {}, timeoutMs).catch(() => undefined),
       ]);
       if (latest.code !== 0) throw new Error(`GetLatestBlock answered gRPC status ${latest.code}`);
       const head = decodeLatestBlock(latest.data);
-      if (status?.code === UNIMPLEMENTED) noStatus.add(node.name);
+      if (status?.code === GRPC_UNIMPLEMENTED) noStatus.add(node.name);
       const earliest = status?.code === 0 ? decodeEarliest(status.data) : undefined;
       return earliest === undefined ? head : { ...head, earliest };
     },
+    describe: describeGrpc,
   };
 }
 
 export default definePlugin({
   name: 'sdk-grpc',
-  transport: 'grpc',
   validateOptions(options): Problems {
     const problems: Problems = [];
     unknownKeys(options, ['fullHistory', 'costs'], problems);

@@ -91,4 +91,6 @@ export const HEIGHT_FIELD: ReadonlyMap<string, number> = new Map([
 ]);
 
 export const GET_LATEST_BLOCK = `/${TENDERMINT}/GetLatestBlock`;
+export const GET_NODE_INFO = `/${TENDERMINT}/GetNodeInfo`;
 export const NODE_STATUS = '/cosmos.base.node.v1beta1.Service/Status';
+export const BROADCAST_TX = '/cosmos.tx.v1beta1.Service/BroadcastTx';

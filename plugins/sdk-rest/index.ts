@@ -4,41 +4,68 @@
 // `height` query); below what full nodes keep, it goes to an archive node. Labels are
 // route templates (routes.ts), never raw paths: paths carry addresses.
 
-import { isObjectText } from '../../src/jsonrpc/raw-json.js';
 import {
+  atHeight,
+  costTable,
+  costsOption,
+  CostTable,
+  decimalHeader,
+  decimalHeight,
+  DEFAULT_BLOCK_TIME_MS,
   definePlugin,
-  type Call,
+  intOption,
+  isObjectText,
+  nameList,
+  namesOption,
+  positiveInt,
+  queryValues,
+  unknownKeys,
   type ChainHandler,
   type NodeHead,
-  type NodeReply,
+  type PassthroughReply,
   type PoolView,
+  type Problems,
   type Routing,
   type UpstreamRequest,
   type Verdict,
-} from '../../src/plugin.js';
-import { DEFAULT_BLOCK_TIME_MS } from '../shared/cache.js';
-import { CostTable } from '../shared/costs.js';
-import { atHeight, decimalHeight, HEIGHT_HEADER, headerHeight, PRUNED } from '../shared/heights.js';
-import { costTable, costsOption, intOption, nameList, namesOption, positiveInt, unknownKeys, type Problems } from '../shared/options.js';
+} from 'noderouter/plugin';
+import { describeRest } from './describe.js';
 import { matchRoute, ROUTES } from './routes.js';
 
 const SLASH = 47;
-const HEIGHT_QUERY = /(?:^|&)height=(\d{1,15})(?:&|$)/;
 /** Parameter routes change only by governance: kept a little longer than a block. */
 const PARAMS = /\/params(?:\/[^/]+)?$/;
 const PARAMS_TTL_MS = 10_000;
 /** gRPC UNAVAILABLE: the app (or its store) cannot serve right now, which is the node's trouble. */
 const GRPC_UNAVAILABLE = 14;
+/** The route that broadcasts a transaction. */
+const BROADCAST_ROUTE = '/tx/v1beta1/txs';
+/** The header in which SDK clients pin a query to a height; its answer header is relayed back. */
+const HEIGHT_HEADER = 'x-cosmos-block-height';
+const HEIGHT_ANSWER_HEADER = 'grpc-metadata-x-cosmos-block-height';
+/** What the SDK says when a node no longer holds a height's state. */
+const PRUNED = /version does not exist|is not available|pruned|lowest height is/i;
 
-interface RestCall extends Call {
+interface RestMeta {
   /** The height a historical read is pinned to; undefined for the latest state (and height 0). */
   readonly height: number | undefined;
-  /** POST (broadcast, simulate): never cached. */
+  /** POST (broadcast, simulate): never cached, never sent twice. */
   readonly write: boolean;
 }
 
+/** The older of two heights (the one that reaches furthest into history). */
+function lowest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+}
+
+/** A read pinned by the height header: the header is part of what the answer depends on. */
+const HEIGHT_VARY: readonly string[] = Object.freeze([HEIGHT_HEADER]);
+function withHeightKey(r: Routing): Routing {
+  return r.cacheTtlMs === undefined ? r : { ...r, cacheVary: HEIGHT_VARY };
+}
+
 /** 2xx JSON is ok; 429 backs off; pruned words send it to archive; 4xx is the chain's; 5xx see below. */
-function restVerdict(reply: NodeReply): Verdict {
+function restVerdict(reply: PassthroughReply): Verdict {
   const s = reply.status;
   if (s === 429) return 'throttled';
   const json = isObjectText(reply.text);
@@ -63,7 +90,7 @@ function restVerdict(reply: NodeReply): Verdict {
   return body.code === GRPC_UNAVAILABLE ? 'node-failure' : 'chain-error';
 }
 
-function createHandler(namespaces: readonly string[], fullHistory: number, costs: CostTable, blockTimeMs: number): ChainHandler {
+function createHandler(namespaces: readonly string[], fullHistory: number, costs: CostTable, blockTimeMs: number): ChainHandler<RestMeta> {
   /** Which configured namespace opens the path (`/cosmos/…`), by comparison, not by slicing. */
   const namespaceOf = (path: string): number => {
     for (let i = 0; i < namespaces.length; i++) {
@@ -84,56 +111,68 @@ function createHandler(namespaces: readonly string[], fullHistory: number, costs
     ROUTES.map((r) => {
       const label = `/${ns}${r}`;
       const cost = costs.of(label, label);
-      return { label, cost, read: Object.freeze(latest(label, cost, label)), write: Object.freeze({ archive: false, cost, label }) };
+      return {
+        label,
+        cost,
+        // Routes that carry a height in a path segment (blocks/{height}): its place among the path's segments.
+        heightAt: r.split('/').indexOf('{height}') + 1,
+        read: Object.freeze(latest(label, cost, label)),
+        // Broadcasting a transaction goes once to every full node; other writes (simulate) to one.
+        write: Object.freeze({ archive: false, cost, label, retry: 'never' as const, broadcast: r === BROADCAST_ROUTE }),
+      };
     }),
   );
   const probePath = `/${namespaces[0] ?? 'cosmos'}/base/tendermint/v1beta1/blocks/latest`;
 
   return {
     sample: { method: 'GET', path: `/${namespaces[0] ?? 'cosmos'}/auth/v1beta1/params` },
-    errorStyle: 'rest',
-    parse(req) {
-      const write = req.method === 'POST';
-      if (!write && req.method !== 'GET' && req.method !== 'HEAD') {
-        return { kind: 'unsupported', status: 405, message: 'REST endpoints take GET (and POST for transactions)' };
-      }
-      const header = headerHeight(req.headers[HEIGHT_HEADER]);
-      let raw = header;
-      if (raw === undefined && req.query !== '') raw = HEIGHT_QUERY.exec(req.query)?.[1];
-      const path = req.query === '' ? req.path : `${req.path}?${req.query}`;
-      const heightHeaders = header === undefined ? undefined : { [HEIGHT_HEADER]: header };
-      let upstream: UpstreamRequest;
-      if (write) {
-        const ct = req.headers['content-type'];
-        const headers = { ...heightHeaders, 'content-type': typeof ct === 'string' ? ct : 'application/json' };
-        upstream = { method: 'POST', path, headers, body: req.body };
-      } else {
-        // HEAD is asked as GET: koa drops the body of a HEAD answer.
-        upstream = heightHeaders === undefined ? { method: 'GET', path } : { method: 'GET', path, headers: heightHeaders };
-      }
-      const call: RestCall = { method: req.path, params: undefined, id: undefined, raw: '', height: decimalHeight(raw), write };
-      return { kind: 'passthrough', call, upstream };
+    passthrough: { judge: (_call, reply) => restVerdict(reply), relayHeaders: [HEIGHT_ANSWER_HEADER] },
+    http: {
+      errorStyle: 'rest',
+      parse(req) {
+        const write = req.method === 'POST';
+        if (!write && req.method !== 'GET' && req.method !== 'HEAD') {
+          return { kind: 'unsupported', status: 405, message: 'REST endpoints take GET (and POST for transactions)' };
+        }
+        const header = decimalHeader(req.headers[HEIGHT_HEADER], HEIGHT_HEADER);
+        // Else a `height` query, however encoded, as the node decodes it; of several, the oldest.
+        let height = decimalHeight(header);
+        if (header === undefined) for (const v of queryValues(req.query, 'height')) height = lowest(height, decimalHeight(v));
+        const path = req.query === '' ? req.path : `${req.path}?${req.query}`;
+        const heightHeaders = header === undefined ? undefined : { [HEIGHT_HEADER]: header };
+        let upstream: UpstreamRequest;
+        if (write) {
+          const ct = req.headers['content-type'];
+          const headers = { ...heightHeaders, 'content-type': typeof ct === 'string' ? ct : 'application/json' };
+          upstream = { method: 'POST', path, headers, body: req.body };
+        } else {
+          // HEAD is asked as GET: koa drops the body of a HEAD answer.
+          upstream = heightHeaders === undefined ? { method: 'GET', path } : { method: 'GET', path, headers: heightHeaders };
+        }
+        return {
+          kind: 'passthrough',
+          call: { kind: 'passthrough', method: req.path, request: upstream, meta: { height, write } },
+        };
+      },
     },
-    classify(call: Call, view: PoolView): Routing {
+    classify(call, view: PoolView): Routing {
       const path = call.method;
       const ns = namespaceOf(path);
       const r = ns < 0 ? undefined : known[ns]?.[matchRoute(path, (namespaces[ns] as string).length + 1)];
-      const rc = call as Partial<RestCall>;
-      const write = rc.write === true;
+      const { height, write } = call.meta;
       if (r === undefined) {
         // Unknown routes are the main path: ordinary, labelled "other" (the path holds addresses).
         const cost = costs.of(path, path);
-        if (rc.height !== undefined) return atHeight(rc.height, view, fullHistory, cost, 'other', !write);
-        return write ? { archive: false, cost, label: 'other' } : latest(path, cost, 'other');
+        if (height !== undefined) return withHeightKey(atHeight(height, view, fullHistory, cost, 'other', !write));
+        return write ? { archive: false, cost, label: 'other', retry: 'never' } : latest(path, cost, 'other');
       }
-      if (rc.height !== undefined) return atHeight(rc.height, view, fullHistory, r.cost, r.label, !write);
+      // A height in the path reads that block's state as much as a height header does: the older one decides.
+      const h = r.heightAt > 0 ? lowest(height, decimalHeight(path.split('/')[r.heightAt])) : height;
+      if (h !== undefined) return withHeightKey(atHeight(h, view, fullHistory, r.cost, r.label, !write));
       return write ? r.write : r.read;
     },
-    judge(_call, reply) {
-      return restVerdict(reply);
-    },
     async probe(node, timeoutMs): Promise<NodeHead> {
-      const res = await node.request({ method: 'GET', path: probePath }, timeoutMs);
+      const res = await node.http.request({ method: 'GET', path: probePath }, timeoutMs);
       if (res.status < 200 || res.status >= 300) throw new Error(`probe answered HTTP ${res.status}`);
       const body = JSON.parse(res.text) as { block?: { header?: { height?: unknown } }; block_id?: { hash?: unknown } } | null;
       const height = decimalHeight(body?.block?.header?.height);
@@ -141,6 +180,7 @@ function createHandler(namespaces: readonly string[], fullHistory: number, costs
       const hash = body?.block_id?.hash;
       return typeof hash === 'string' && hash !== '' ? { height, hash } : { height };
     },
+    describe: (node, timeoutMs) => describeRest(node, namespaces[0] ?? 'cosmos', timeoutMs),
   };
 }
 

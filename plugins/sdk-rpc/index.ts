@@ -4,22 +4,36 @@
 // a node that holds it. Answers, ids included (abci_info's -1), are relayed as sent.
 // GET / (CometBFT's HTML list of routes) is not served: it is no call of the chain.
 
-import { parseJsonRpcBody, replyError } from '../../src/jsonrpc/envelope.js';
-import { isObjectText, memberRaw } from '../../src/jsonrpc/raw-json.js';
 import {
+  atHeight,
+  costTable,
+  costsOption,
+  CostTable,
+  decimalHeight,
+  DEFAULT_BLOCK_TIME_MS,
   definePlugin,
-  type Call,
+  globMatcher,
+  intOption,
+  isObjectText,
+  memberRaw,
+  parseJsonRpcBody,
+  patternList,
+  patternsOption,
+  positiveInt,
+  queryValues,
+  replyError,
+  unknownKeys,
   type ChainHandler,
   type JsonLimits,
+  type JsonRpcCodec,
   type NodeHead,
   type PoolView,
+  type Problems,
+  type RpcErrorInfo,
   type Routing,
   type Verdict,
-} from '../../src/plugin.js';
-import { DEFAULT_BLOCK_TIME_MS } from '../shared/cache.js';
-import { CostTable } from '../shared/costs.js';
-import { atHeight, decimalHeight } from '../shared/heights.js';
-import { costTable, costsOption, intOption, positiveInt, unknownKeys, type Problems } from '../shared/options.js';
+} from 'noderouter/plugin';
+import { describeComet } from './describe.js';
 
 /** Methods that take a height: its parameter name and its place in the positional form. */
 const HEIGHT_PARAM: ReadonlyMap<string, readonly [string, number]> = new Map([
@@ -57,29 +71,49 @@ const KNOWN: ReadonlySet<string> = new Set([
   'unsubscribe_all',
 ]);
 const DEFAULT_COSTS: Readonly<Record<string, number>> = { tx_search: 5, block_search: 5, blockchain: 2 };
+/** CometBFT's node administration (the `unsafe` RPC): refused unless the operator opens it per chain (options.openMethods). */
+const NODE_ADMIN: readonly string[] = ['unsafe_*', 'dial_seeds', 'dial_peers'];
+const NOT_SERVED: Routing = Object.freeze({
+  archive: false,
+  cost: 0,
+  label: 'other',
+  refuse: 'Node administration methods are not served on this endpoint',
+});
 /** CometBFT's answer for a height below what the node keeps (in `data`, message "Internal error"). */
 const PRUNED = /is not available, lowest height is|pruned/i;
 const METHOD_PATH = /^\/([a-z_]{1,64})$/;
-/** URI arguments are JSON-ish: `height=5` or `height="5"` (quotes maybe percent-encoded). */
-const HEIGHT_QUERY = /(?:^|&)height=(?:"|%22)?(\d{1,15})(?:"|%22)?(?:&|$)/;
-const MIN_HEIGHT_QUERY = /(?:^|&)minHeight=(?:"|%22)?(\d{1,15})(?:"|%22)?(?:&|$)/;
+/** URI arguments are JSON-ish: `height=5` or `height="5"`. */
+const QUOTED = /^"(.*)"$/;
 
-/** A call in the URI form: the height is read from the query once, at parse time. */
-interface UriCall extends Call {
-  readonly uriHeight: number | undefined;
+/** What parse reads of a call: the height it is pinned to (URI query, or named or positional params). */
+interface RpcMeta {
+  readonly height: number | undefined;
 }
 
+/** Broadcasts are sent once: a node that may have taken the transaction is never asked again. */
+/** CometBFT's answer (in `data`) for a transaction its mempool holds already. */
+const IN_CACHE = /tx already exists in cache/i;
+const SUBMITS: ReadonlySet<string> = new Set(['broadcast_tx_sync', 'broadcast_tx_async', 'broadcast_tx_commit', 'broadcast_evidence']);
+
+/** The height of a URI-form call, decoded as CometBFT decodes it (percent-encoding, quotes); of several, the oldest. */
 function uriHeight(method: string, query: string): number | undefined {
   const param = HEIGHT_PARAM.get(method);
-  if (param === undefined || query === '') return undefined;
-  const m = (param[0] === 'height' ? HEIGHT_QUERY : MIN_HEIGHT_QUERY).exec(query);
-  return m === null ? undefined : decimalHeight(m[1]);
+  if (param === undefined) return undefined;
+  let height: number | undefined;
+  for (const v of queryValues(query, param[0])) {
+    const h = decimalHeight(QUOTED.exec(v)?.[1] ?? v);
+    if (h !== undefined && (height === undefined || h < height)) height = h;
+  }
+  return height;
 }
 
 /** Height of a JSON-RPC call, in the named (`{height:"5"}`) or positional (`["5"]`) form. */
-function paramsHeight(call: Call): number | undefined {
-  const param = HEIGHT_PARAM.get(call.method);
-  const p = call.params;
+function paramsHeight(method: string, p: unknown): RpcMeta {
+  return { height: heightParam(method, p) };
+}
+
+function heightParam(method: string, p: unknown): number | undefined {
+  const param = HEIGHT_PARAM.get(method);
   if (param === undefined || p === null || typeof p !== 'object') return undefined;
   return decimalHeight(Array.isArray(p) ? (p as readonly unknown[])[param[1]] : (p as Record<string, unknown>)[param[0]]);
 }
@@ -91,64 +125,90 @@ interface MethodInfo {
   readonly latest: Routing;
 }
 
-function createHandler(limits: JsonLimits, fullHistory: number, costs: CostTable, blockTimeMs: number): ChainHandler {
+/**
+ * CometBFT answers URI-form errors with HTTP 500 and a JSON-RPC error body (the chain's
+ * answer); 502-504 come from a proxy or a node that is down. `refused` is the verdict on
+ * an answer that is no JSON-RPC answer at all.
+ */
+function cometVerdict(status: number, text: string, err: RpcErrorInfo | undefined, refused: Verdict): Verdict {
+  if (status === 429) return 'throttled';
+  if (status < 200 || status > 500) return 'node-failure';
+  if (!isObjectText(text)) return refused;
+  if (err === undefined) return status < 300 ? 'ok' : refused;
+  // The reason is in `data` ("height 3 is not available, lowest height is 900").
+  return PRUNED.test(err.message) || PRUNED.test(memberRaw(text, 'error') ?? '') ? 'pruned' : 'chain-error';
+}
+
+function createHandler(
+  limits: JsonLimits,
+  fullHistory: number,
+  costs: CostTable,
+  blockTimeMs: number,
+  openMethods: readonly string[],
+): ChainHandler<RpcMeta> {
+  const closed = globMatcher(NODE_ADMIN);
+  const opened = globMatcher(openMethods);
   const known = new Map<string, MethodInfo>();
   for (const label of KNOWN) {
     const cost = costs.of(label, label);
     const cache = HEAD_READS.has(label) ? { cacheTtlMs: blockTimeMs } : {};
-    known.set(label, { label, cost, latest: Object.freeze({ archive: false, cost, label, ...cache }) });
+    // Broadcasts go once to every full node, the first acceptance answered.
+    const retry = SUBMITS.has(label) ? { retry: 'never' as const, broadcast: true } : {};
+    known.set(label, { label, cost, latest: Object.freeze({ archive: false, cost, label, ...cache, ...retry }) });
   }
+  const jsonrpc: JsonRpcCodec<RpcMeta> = {
+    parse: (text) => parseJsonRpcBody(text, limits, { meta: paramsHeight }),
+    judge: (_call, reply) => cometVerdict(reply.status, reply.text, reply.error, 'node-failure'),
+    // abci_info and the URI form are answered with id -1 whatever was sent.
+    fixedReplyIds: ['-1'],
+    // A transaction a node holds already (in its mempool cache) is accepted all the same.
+    alreadyAccepted: (reply) => IN_CACHE.test(reply.text),
+  };
 
   return {
     sample: { method: 'POST', path: '/abci_info', body: '{"jsonrpc":"2.0","id":1,"method":"abci_info"}' },
-    errorStyle: 'jsonrpc',
-    // abci_info and the URI form are answered with id -1 whatever was sent.
-    fixedReplyIds: ['-1'],
-    parse(req) {
-      if (req.method === 'POST') {
-        // At /<method> the body's own method is used as is (CometBFT does the same).
-        if (req.path !== '/' && !METHOD_PATH.test(req.path)) {
-          return { kind: 'unsupported', status: 404, message: 'POST a JSON-RPC body to the root or to /<method>' };
-        }
-        const { batch, items } = parseJsonRpcBody(req.body.toString('utf8'), limits);
-        return { kind: 'jsonrpc', batch, items };
-      }
-      if (req.method === 'GET' || req.method === 'HEAD') {
-        const m = METHOD_PATH.exec(req.path);
-        if (m === null) return { kind: 'unsupported', status: 404, message: 'GET /<method>?<args>, e.g. /status or /block?height=5' };
-        const method = m[1] as string;
-        const call: UriCall = { method, params: undefined, id: undefined, raw: '', uriHeight: uriHeight(method, req.query) };
-        return { kind: 'passthrough', call, upstream: { method: 'GET', path: req.query === '' ? req.path : `${req.path}?${req.query}` } };
-      }
-      return { kind: 'unsupported', status: 405, message: 'CometBFT RPC takes POST (JSON-RPC) or GET (URI form)' };
+    jsonrpc,
+    // A 4xx to a URI call is the node's answer to this request, not a sign of trouble:
+    // GET /<unknown> gets Go's http.NotFound ("404 page not found", plain text).
+    passthrough: {
+      judge: (_call, r) =>
+        cometVerdict(r.status, r.text, replyError(r.text), r.status >= 400 && r.status < 500 ? 'chain-error' : 'node-failure'),
     },
-    classify(call: Call, view: PoolView): Routing {
+    http: {
+      errorStyle: 'jsonrpc',
+      parse(req) {
+        if (req.method === 'POST') {
+          // At /<method> the body's own method is used as is (CometBFT does the same).
+          if (req.path !== '/' && !METHOD_PATH.test(req.path)) {
+            return { kind: 'unsupported', status: 404, message: 'POST a JSON-RPC body to the root or to /<method>' };
+          }
+          return jsonrpc.parse(req.body.toString('utf8'));
+        }
+        if (req.method === 'GET' || req.method === 'HEAD') {
+          const m = METHOD_PATH.exec(req.path);
+          if (m === null) return { kind: 'unsupported', status: 404, message: 'GET /<method>?<args>, e.g. /status or /block?height=5' };
+          const method = m[1] as string;
+          const path = req.query === '' ? req.path : `${req.path}?${req.query}`;
+          return {
+            kind: 'passthrough',
+            call: { kind: 'passthrough', method, request: { method: 'GET', path }, meta: { height: uriHeight(method, req.query) } },
+          };
+        }
+        return { kind: 'unsupported', status: 405, message: 'CometBFT RPC takes POST (JSON-RPC) or GET (URI form)' };
+      },
+    },
+    classify(call, view: PoolView): Routing {
       const m = known.get(call.method);
       // Unknown methods are the main path: ordinary, labelled "other".
-      if (m === undefined) return { archive: false, cost: costs.of(call.method, call.method), label: 'other' };
-      const h = (call as Partial<UriCall>).uriHeight ?? paramsHeight(call);
+      if (m === undefined) {
+        if (closed(call.method) && !opened(call.method)) return NOT_SERVED;
+        return { archive: false, cost: costs.of(call.method, call.method), label: 'other' };
+      }
+      const h = call.meta.height;
       return h === undefined ? m.latest : atHeight(h, view, fullHistory, m.cost, m.label, true);
     },
-    judge(call, reply) {
-      const s = reply.status;
-      if (s === 429) return 'throttled';
-      // CometBFT answers URI-form errors with HTTP 500 and a JSON-RPC error body (the
-      // chain's answer); 502-504 come from a proxy or a node that is down.
-      if (s < 200 || s > 500) return 'node-failure';
-      const t = reply.text;
-      const uri = call.raw === '';
-      // A 4xx to a URI call is the node's answer to this request, not a sign of trouble:
-      // GET /<unknown> gets Go's http.NotFound ("404 page not found", plain text).
-      const refused: Verdict = uri && s >= 400 && s < 500 ? 'chain-error' : 'node-failure';
-      if (!isObjectText(t)) return refused;
-      // The core reads the error of JSON-RPC items; URI answers are read here.
-      const err = reply.error ?? (uri ? replyError(t) : undefined);
-      if (err === undefined) return s < 300 ? 'ok' : refused;
-      // The reason is in `data` ("height 3 is not available, lowest height is 900").
-      return PRUNED.test(err.message) || PRUNED.test(memberRaw(t, 'error') ?? '') ? 'pruned' : 'chain-error';
-    },
     async probe(node, timeoutMs): Promise<NodeHead> {
-      const res = await node.request({ method: 'GET', path: '/status' }, timeoutMs);
+      const res = await node.http.request({ method: 'GET', path: '/status' }, timeoutMs);
       if (res.status < 200 || res.status >= 300) throw new Error(`probe answered HTTP ${res.status}`);
       const body = JSON.parse(res.text) as { result?: { sync_info?: Record<string, unknown> } } | null;
       const sync = body?.result?.sync_info;
@@ -162,6 +222,7 @@ function createHandler(limits: JsonLimits, fullHistory: number, costs: CostTable
         ...(typeof hash === 'string' && hash !== '' ? { hash } : {}),
       };
     },
+    describe: describeComet,
   };
 }
 
@@ -169,7 +230,8 @@ export default definePlugin({
   name: 'sdk-rpc',
   validateOptions(options): Problems {
     const problems: Problems = [];
-    unknownKeys(options, ['fullHistory', 'costs', 'blockTimeMs'], problems);
+    unknownKeys(options, ['fullHistory', 'costs', 'blockTimeMs', 'openMethods'], problems);
+    patternList(options, 'openMethods', '["unsafe_flush_mempool"]', problems);
     positiveInt(options, 'fullHistory', problems);
     positiveInt(options, 'blockTimeMs', problems);
     costTable(options, '{ tx_search: 5, "broadcast_*": 2 }', problems);
@@ -182,6 +244,7 @@ export default definePlugin({
       intOption(opts, 'fullHistory', 128),
       new CostTable(DEFAULT_COSTS, costsOption(opts)),
       intOption(opts, 'blockTimeMs', DEFAULT_BLOCK_TIME_MS),
+      patternsOption(opts, 'openMethods'),
     );
   },
 });

@@ -1,18 +1,27 @@
 // What a signed-in account may do with API keys: list its own, create one within the
-// operator's rules (its allowed tiers; chains and archive only narrowed), rotate and
-// revoke its own, and read its limits and usage. A key of another account is "not
-// found", exactly like a key that does not exist. Checks shared with the CLI and the
-// admin API stay in KeyService; this adds only what belongs to accounts.
+// operator's rules (its allowed tiers; chains and archive only narrowed), restrict
+// where each may be used from, rotate and revoke its own (paced per account, within
+// the cap on active keys), and read its
+// limits and usage: each key's, and all of them per tier, revoked keys included. A
+// key of another account is "not found", exactly like a key that does not exist.
+// Checks shared with the CLI and the admin API stay in KeyService.
 
-import type { KeyService } from '../auth/key-service.js';
+import type { KeyChangeGuard, KeyService, RestrictInput } from '../auth/key-service.js';
+import { RESTRICTION_FIELDS } from '../auth/restrictions.js';
 import { KeyInputError, KeyNotFoundError, keyState, type KeyRecord } from '../auth/key-store.js';
 import type { TierConfig } from '../config/types.js';
 import type { Limiter } from '../quota/limiter.js';
+import type { UsageRow } from '../quota/usage.js';
 import type { AccountRecord } from './account-store.js';
 import { series, totals, usageWindow, type UsageSeries, type UsageTotals } from './usage-summary.js';
 
-/** Active keys one account may hold: a stolen session cannot fill the store. */
-export const MAX_ACTIVE_KEYS = 100;
+/** Limits on numbers for display; null stands for unlimited (JSON has no Infinity). */
+export interface AccountLimitsView {
+  readonly rate: number | null;
+  readonly burst: number | null;
+  readonly daily: number | null;
+  readonly monthly: number | null;
+}
 
 /** A tier's limits for display; null stands for unlimited (JSON has no Infinity). */
 export interface LimitsView {
@@ -24,6 +33,8 @@ export interface LimitsView {
   readonly maxBatch: number | null;
   readonly archive: boolean;
   readonly wsConnections: number | null;
+  /** What all of an account's keys on the tier get together. */
+  readonly account: AccountLimitsView;
 }
 
 const finite = (n: number): number | null => (n === Infinity ? null : n);
@@ -38,6 +49,12 @@ export function limitsView(t: TierConfig): LimitsView {
     maxBatch: finite(t.maxBatch),
     archive: t.archive,
     wsConnections: finite(t.wsConnections),
+    account: {
+      rate: finite(t.account.rate),
+      burst: finite(t.account.burst),
+      daily: finite(t.account.daily),
+      monthly: finite(t.account.monthly),
+    },
   };
 }
 
@@ -51,12 +68,20 @@ export interface KeyUsage extends UsageTotals {
   readonly quota: { readonly daily: number | null; readonly monthly: number | null };
 }
 
+/** All of the account's keys on one tier (revoked ones included) against the account's quotas there. */
+export interface TierUsage extends UsageTotals {
+  readonly tier: string;
+  readonly quota: { readonly daily: number | null; readonly monthly: number | null };
+}
+
 export interface UsageReport {
   readonly window: { readonly today: string; readonly month: string };
   /** Limits of the account's tiers and of the tiers its keys are on. */
   readonly tiers: readonly LimitsView[];
   readonly totals: UsageTotals;
   readonly keys: readonly KeyUsage[];
+  /** Per tier the account's keys are on (empty when the report is about one key). */
+  readonly byTier: readonly TierUsage[];
   readonly series: UsageSeries;
 }
 
@@ -67,6 +92,18 @@ export interface CreateOwnKeyInput {
   chains?: unknown;
   /** false narrows below the tier; true only where the tier has archive access. */
   archive?: unknown;
+  origins?: unknown;
+  ips?: unknown;
+  referrers?: unknown;
+  contracts?: unknown;
+  userAgents?: unknown;
+}
+
+/** Only the restriction fields of a body: nothing else of a key changes this way. */
+function restrictionsOf(input: Readonly<Record<string, unknown>>): RestrictInput {
+  const out: RestrictInput = {};
+  for (const f of RESTRICTION_FIELDS) if (input[f] !== undefined) out[f] = input[f];
+  return out;
 }
 
 export interface AccountKeysEnv {
@@ -74,6 +111,8 @@ export interface AccountKeysEnv {
   /** Names of the configured chain endpoints. */
   readonly chains: () => readonly string[];
   readonly now: () => number;
+  /** Paces key changes per account (keys.changesPerHour). */
+  readonly changes: KeyChangeGuard;
 }
 
 export class AccountKeys {
@@ -117,29 +156,36 @@ export class AccountKeys {
     }
     if (input.archive !== undefined && typeof input.archive !== 'boolean') throw new KeyInputError('archive must be true or false');
     if (input.archive === true && !tier.archive) throw new KeyInputError(`tier ${tier.name} has no archive access`);
-    const now = this.env.now();
-    const active = (await this.list(account)).filter((k) => keyState(k, now) === 'active').length;
-    if (active >= MAX_ACTIVE_KEYS) throw new KeyInputError(`an account may hold ${MAX_ACTIVE_KEYS} active keys: revoke one first`);
-    return this.keys.create({
-      account: account.id,
-      tier: tier.name,
-      label: typeof input.label === 'string' ? input.label.trim() : input.label,
-      chains,
-      // Only narrowing: `false` takes archive away; otherwise the key follows its tier.
-      archive: input.archive === false ? false : undefined,
-    });
+    return this.keys.create(
+      {
+        account: account.id,
+        tier: tier.name,
+        label: typeof input.label === 'string' ? input.label.trim() : input.label,
+        chains,
+        // Only narrowing: `false` takes archive away; otherwise the key follows its tier.
+        archive: input.archive === false ? false : undefined,
+        ...restrictionsOf(input as Record<string, unknown>),
+      },
+      this.env.changes,
+    );
+  }
+
+  /** Change where one of the account's keys may be used from (paced like other key changes). */
+  async restrict(account: AccountRecord, id: string, input: Readonly<Record<string, unknown>>): Promise<KeyRecord> {
+    const record = await this.own(account, id);
+    return this.keys.restrict(record.id, restrictionsOf(input), this.env.changes);
   }
 
   async rotate(account: AccountRecord, id: string): Promise<{ record: KeyRecord; value: string }> {
     const record = await this.own(account, id);
     if (keyState(record, this.env.now()) !== 'active')
       throw new KeyInputError(`key ${record.prefix} is ${keyState(record, this.env.now())} and cannot be rotated`);
-    return this.keys.rotate(record.id);
+    return this.keys.rotate(record.id, undefined, this.env.changes);
   }
 
   async revoke(account: AccountRecord, id: string): Promise<KeyRecord> {
     const record = await this.own(account, id);
-    return this.keys.revoke(record.id);
+    return this.keys.revoke(record.id, this.env.changes);
   }
 
   /** Limits and usage of every key of the account, or of one of them. */
@@ -167,7 +213,31 @@ export class AccountKeys {
           quota: { daily: t === undefined ? null : finite(t.daily), monthly: t === undefined ? null : finite(t.monthly) },
         };
       }),
+      byTier: keyId === undefined ? byTier(chosen, rows, configured, w) : [],
       series: series(rows.flat(), w),
     };
   }
+}
+
+/** Each tier's keys' rows added up, against the account's quotas on that tier. */
+function byTier(
+  keys: readonly KeyRecord[],
+  rows: ReadonlyArray<readonly UsageRow[]>,
+  configured: Readonly<Record<string, TierConfig>>,
+  w: ReturnType<typeof usageWindow>,
+): TierUsage[] {
+  const grouped = new Map<string, UsageRow[]>();
+  keys.forEach((k, i) => {
+    const list = grouped.get(k.tier) ?? [];
+    list.push(...(rows[i] ?? []));
+    grouped.set(k.tier, list);
+  });
+  return [...grouped].map(([tier, list]) => {
+    const t = configured[tier];
+    return {
+      tier,
+      ...totals(list, w),
+      quota: { daily: t === undefined ? null : finite(t.account.daily), monthly: t === undefined ? null : finite(t.account.monthly) },
+    };
+  });
 }

@@ -62,7 +62,7 @@ function list(v: unknown): string[] | undefined {
       .map((s) => s.trim())
       .filter((s) => s !== '');
   }
-  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v as string[];
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v;
   throw new AccountInputError('tiers must be a list of tier names, e.g. free,growth');
 }
 
@@ -122,14 +122,16 @@ export class AccountService {
     const defaultGiven = input.defaultTier === undefined || input.defaultTier === null ? undefined : input.defaultTier;
     if (defaultGiven !== undefined && typeof defaultGiven !== 'string') throw new AccountInputError('default tier must be a tier name');
     // Least privilege by default: only the default tier, else the first tier of the config.
-    const tiers = list(input.tiers) ?? [defaultGiven ?? (configured[0] as string)];
+    const given = list(input.tiers);
+    const first = given?.[0] ?? defaultGiven ?? configured[0];
+    const tiers = given ?? (first === undefined ? [] : [first]);
     const unknown = tiers.filter((t) => this.rules.tiers[t] === undefined);
-    if (tiers.length === 0 || unknown.length > 0) {
+    if (first === undefined || tiers.length === 0 || unknown.length > 0) {
       throw new AccountInputError(
         `tiers must be among the configured tiers: ${configured.join(', ')}${unknown.length > 0 ? ` (unknown: ${unknown.join(', ')})` : ''}`,
       );
     }
-    const defaultTier = defaultGiven ?? (tiers[0] as string);
+    const defaultTier = defaultGiven ?? first;
     if (!tiers.includes(defaultTier))
       throw new AccountInputError(`default tier "${defaultTier}" must be one of the account's tiers: ${tiers.join(', ')}`);
 

@@ -2,9 +2,11 @@
 // prefix as key records, so signing in works on any instance. Tokens and sessions
 // carry a Redis TTL (nothing to sweep) and are checked against the gateway's clock
 // too. Layout under the prefix: a:<id> account, an:<lower-case name> id, accounts
-// (set of ids), st:<hash> sign-in token, ss:<hash> session.
+// (set of ids), st:<hash> sign-in token, ss:<hash> session. Accounts change by
+// compare-and-set: two instances changing one account both land.
 
 import type { Redis } from 'ioredis';
+import { RedisCas } from '../store/redis-cas.js';
 import {
   AccountExistsError,
   AccountNotFoundError,
@@ -32,11 +34,15 @@ return v
 `;
 
 export class RedisAccountStore implements AccountStore {
+  private readonly cas: RedisCas;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.cas = new RedisCas(redis);
+  }
 
   private key(kind: string, id: string): string {
     return `${this.prefix}${kind}:${id}`;
@@ -79,12 +85,11 @@ export class RedisAccountStore implements AccountStore {
   }
 
   async updateAccount(id: string, change: (a: AccountRecord) => AccountRecord): Promise<AccountRecord> {
-    const text = await this.redis.get(this.key('a', id));
-    if (text === null) throw new AccountNotFoundError(id);
-    const old = JSON.parse(text) as AccountRecord;
-    const updated = { ...change(old), id: old.id, name: old.name };
-    await this.redis.set(this.key('a', id), JSON.stringify(updated));
-    return updated;
+    const updated = await this.cas.update<AccountRecord>(this.redis, this.key('a', id), (old) => {
+      if (old === undefined) throw new AccountNotFoundError(id);
+      return { ...change(old), id: old.id, name: old.name };
+    });
+    return updated as AccountRecord;
   }
 
   async addToken(token: SigninTokenRecord): Promise<void> {

@@ -1,11 +1,16 @@
 // Finding the caller's API key in a request: header `apikey` (any case: Node
-// lower-cases names) or query `apikey` (any case). Returns the query with the key
-// removed so nothing downstream can forward it.
+// lower-cases names) or query `apikey` in any case and any percent-encoding
+// (`api%6Bey`, `APIKEY`, `apikey%3D…`). Returns the query with every such parameter
+// removed, so nothing downstream can forward the key to a node.
 
 import { GatewayError } from '../errors.js';
 import { isAcceptableKey } from './key-format.js';
 
-const HAS_QUERY_KEY = /(?:^|&)apikey=/i;
+/** A query that could hold the key: the name itself, or any percent-encoding. */
+const MAYBE_QUERY_KEY = /apikey|%/i;
+const PLUS = /\+/g;
+/** Decoded this many times at most: a name encoded twice (`api%256Bey`) is still the key's. */
+const MAX_DECODES = 3;
 
 export interface ExtractedKey {
   readonly key: string;
@@ -30,24 +35,67 @@ export function extractKey(header: string | string[] | undefined, query: string)
     }
   }
   let rest = query;
-  if (query !== '' && HAS_QUERY_KEY.test(query)) {
-    const kept: string[] = [];
-    for (const pair of query.split('&')) {
-      const eq = pair.indexOf('=');
-      const name = eq < 0 ? pair : pair.slice(0, eq);
-      if (name.toLowerCase() === 'apikey') {
-        let value: string;
-        try {
-          value = decodeURIComponent(pair.slice(eq + 1).replace(/\+/g, ' '));
-        } catch {
-          throw new GatewayError('INVALID_KEY');
-        }
-        key = addCandidate(key, value);
-      } else if (pair !== '') kept.push(pair);
-    }
-    rest = kept.join('&');
+  if (query !== '' && MAYBE_QUERY_KEY.test(query)) {
+    const found: string[] = [];
+    rest = withoutKeyParams(query, found);
+    for (const value of found) key = addCandidate(key, value);
   }
   if (key === undefined || key === '') throw new GatewayError('MISSING_KEY');
   if (!isAcceptableKey(key)) throw new GatewayError('INVALID_KEY');
   return { key, query: rest };
+}
+
+function decodeOnce(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(PLUS, ' '));
+  } catch {
+    return text; // a stray `%` is no encoding: compared as it is
+  }
+}
+
+/**
+ * The value of a query segment that names the key, or undefined. Its name is the key's
+ * when it decodes (up to MAX_DECODES times, any case) to `apikey`; a segment whose
+ * `=` is itself encoded (`apikey%3D…`) is the key's too, as a decoder of the whole
+ * query would read it.
+ */
+function keyParam(segment: string): string | undefined {
+  const eq = segment.indexOf('=');
+  let name = eq < 0 ? segment : segment.slice(0, eq);
+  for (let n = 0; n < MAX_DECODES && name.includes('%'); n++) name = decodeOnce(name);
+  const bare = name.trim();
+  const lower = bare.toLowerCase();
+  if (lower === 'apikey') return eq < 0 ? '' : decodeValue(segment.slice(eq + 1));
+  if (lower.startsWith('apikey=')) return bare.slice(7) + (eq < 0 ? '' : `=${decodeValue(segment.slice(eq + 1))}`);
+  return undefined;
+}
+
+function decodeValue(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replace(PLUS, ' '));
+  } catch {
+    throw new GatewayError('INVALID_KEY');
+  }
+}
+
+/**
+ * The query without the key's parameters; their non-empty values go to `found`. Pairs
+ * are split on `&` and on `;` (some servers split there too), the rest is kept byte
+ * for byte.
+ */
+function withoutKeyParams(query: string, found: string[]): string {
+  const kept: string[] = [];
+  for (const pair of query.split('&')) {
+    const parts = pair.split(';');
+    const keep: string[] = [];
+    for (const part of parts) {
+      const value = keyParam(part);
+      if (value === undefined) keep.push(part);
+      else if (value !== '') found.push(value);
+    }
+    if (keep.length === parts.length) {
+      if (pair !== '') kept.push(pair);
+    } else if (keep.some((p) => p !== '')) kept.push(keep.join(';'));
+  }
+  return kept.join('&');
 }

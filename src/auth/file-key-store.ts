@@ -1,6 +1,7 @@
-// The embedded key store: one JSON file of key records (hashes, never values),
-// indexed in memory by hash. The CLI and the gateway share the file: writes take a
-// lock and replace the file atomically; the gateway notices outside writes through a
+// The embedded key store's backend: one JSON file of key records (hashes, never
+// values), indexed in memory by hash. The CLI and the gateway share the file: a
+// commit takes a lock, checks the record is still the one the writer read, and
+// replaces the file atomically; the gateway notices outside writes through a
 // directory watch, a one-second stat poll, and a stat on every unknown hash, so a key
 // created by the CLI works on its very first request. Last-use times change on every
 // request: they live in a small file of their own beside it, so the key file is only
@@ -11,16 +12,8 @@ import { mkdir, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { readJsonFile, writeJsonAtomic } from '../store/json-file.js';
 import { withFileLock } from './file-lock.js';
-import {
-  newKeyRecord,
-  rotatedKeyRecord,
-  KeyNotFoundError,
-  type KeyMatch,
-  type KeyRecord,
-  type KeyStore,
-  type NewKey,
-  type StoreChange,
-} from './key-store.js';
+import { KeyRepository, type KeyBackend } from './key-repository.js';
+import type { KeyRecord, StoreChange } from './key-store.js';
 
 interface FileShape {
   version: 1;
@@ -33,33 +26,50 @@ export function lastUsedPathFor(keyFile: string): string {
 }
 
 const POLL_MS = 1_000;
-const TOUCH_FLUSH_MS = 10_000;
 
-export class FileKeyStore implements KeyStore {
-  private byHash = new Map<string, KeyRecord>();
-  private byId = new Map<string, KeyRecord>();
-  private mtimeMs = -1;
+/**
+ * A file's identity for change detection: every write renames a new file over the
+ * old one (a new inode), so two writes within one mtime tick still differ.
+ */
+const versionOf = (info: { ino: number; mtimeMs: number; size: number } | undefined): string =>
+  info === undefined ? 'absent' : `${info.ino}:${info.mtimeMs}:${info.size}`;
+
+/** Records are compared as the file holds them: two reads of one record print the same. */
+const same = (a: KeyRecord | undefined, b: KeyRecord | undefined): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+/** Opens (creating when absent) the file store. `live` watches for outside writes (the gateway). */
+export async function openFileKeyStore(path: string, options: { live?: boolean; now?: () => number } = {}): Promise<KeyRepository> {
+  const backend = await FileKeyBackend.open(path, options.live === true);
+  return new KeyRepository(backend, options);
+}
+
+export class FileKeyBackend implements KeyBackend {
+  private byHashIndex = new Map<string, KeyRecord>();
+  private byIdIndex = new Map<string, KeyRecord>();
+  /** What the file was when last read or written (see versionOf); '' before the first read. */
+  private version = '';
   private refreshing: Promise<void> | undefined;
   private readonly listeners: Array<(c: StoreChange) => void> = [];
   /** Last use per key id (epoch ms), from the side file and this process's requests. */
-  private readonly lastUsed = new Map<string, number>();
-  private touchedSinceFlush = false;
+  private readonly lastUsedTimes = new Map<string, number>();
   private readonly lastUsedPath: string;
   private watcher: FSWatcher | undefined;
-  private timers: NodeJS.Timeout[] = [];
+  private timer: NodeJS.Timeout | undefined;
 
-  private constructor(readonly path: string) {
+  private constructor(
+    readonly path: string,
+    private readonly live: boolean,
+  ) {
     this.lastUsedPath = lastUsedPathFor(path);
   }
 
-  /** Opens (creating when absent) the store. `live` watches for outside writes. */
-  static async open(path: string, options: { live?: boolean } = {}): Promise<FileKeyStore> {
-    const store = new FileKeyStore(path);
+  static async open(path: string, live: boolean): Promise<FileKeyBackend> {
+    const backend = new FileKeyBackend(path, live);
     await mkdir(dirname(path), { recursive: true });
-    await store.refresh(true);
-    await store.readLastUsed();
-    if (options.live === true) store.startWatching();
-    return store;
+    await backend.refresh(true);
+    await backend.readLastUsed();
+    if (live) backend.startWatching();
+    return backend;
   }
 
   private startWatching(): void {
@@ -72,14 +82,15 @@ export class FileKeyStore implements KeyStore {
     } catch {
       // Some filesystems cannot be watched; the poll below still notices changes.
     }
-    this.timers.push(setInterval(() => void this.refreshIfChanged(), POLL_MS).unref());
-    this.timers.push(setInterval(() => void this.flushTouches(), TOUCH_FLUSH_MS).unref());
+    this.timer = setInterval(() => void this.refreshIfChanged(), POLL_MS).unref();
   }
 
-  private async readFileShape(): Promise<{ shape: FileShape; mtimeMs: number }> {
-    const { value: shape, mtimeMs } = await readJsonFile<FileShape>(this.path, () => ({ version: 1, keys: [] }));
+  /** The file's content and version (the version taken first: a write in between is seen next time). */
+  private async readFileShape(): Promise<{ shape: FileShape; version: string }> {
+    const version = versionOf(await stat(this.path).catch(() => undefined));
+    const { value: shape } = await readJsonFile<FileShape>(this.path, () => ({ version: 1, keys: [] }));
     if (shape.version !== 1 || !Array.isArray(shape.keys)) throw new Error(`${this.path} is not a noderouter key file`);
-    return { shape, mtimeMs };
+    return { shape, version };
   }
 
   private async readLastUsed(): Promise<void> {
@@ -91,17 +102,12 @@ export class FileKeyStore implements KeyStore {
       return;
     }
     for (const [id, at] of Object.entries(data.lastUsed ?? {})) {
-      if (typeof at === 'number' && at > (this.lastUsed.get(id) ?? 0)) this.lastUsed.set(id, at);
+      if (typeof at === 'number' && at > (this.lastUsedTimes.get(id) ?? 0)) this.lastUsedTimes.set(id, at);
     }
   }
 
-  /** A record as callers see it: with its last use merged in. */
-  private view(r: KeyRecord): KeyRecord {
-    const at = this.lastUsed.get(r.id);
-    return at === undefined ? r : { ...r, lastUsedAt: new Date(at).toISOString() };
-  }
-
-  private index(keys: readonly KeyRecord[]): void {
+  /** Take a fresh read as the current content; caches drop everything when it differs from what was known. */
+  private adopt(keys: readonly KeyRecord[], version: string): void {
     const byHash = new Map<string, KeyRecord>();
     const byId = new Map<string, KeyRecord>();
     for (const r of keys) {
@@ -109,19 +115,17 @@ export class FileKeyStore implements KeyStore {
       byHash.set(r.hash, r);
       for (const old of r.retired) byHash.set(old.hash, r);
     }
-    this.byHash = byHash;
-    this.byId = byId;
+    this.byHashIndex = byHash;
+    this.byIdIndex = byId;
+    const changed = this.version !== '' && this.version !== version;
+    this.version = version;
+    if (changed) for (const l of this.listeners) l({ all: true });
   }
 
   private async refresh(force: boolean): Promise<void> {
-    const info = await stat(this.path).catch(() => undefined);
-    const mtime = info?.mtimeMs ?? 0;
-    if (!force && mtime === this.mtimeMs) return;
-    const { shape, mtimeMs } = await this.readFileShape();
-    this.index(shape.keys);
-    const first = this.mtimeMs === -1;
-    this.mtimeMs = mtimeMs;
-    if (!first) this.emit({ all: true });
+    if (!force && versionOf(await stat(this.path).catch(() => undefined)) === this.version) return;
+    const { shape, version } = await this.readFileShape();
+    this.adopt(shape.keys, version);
   }
 
   /** Re-read the file when it changed; concurrent callers share one read. */
@@ -134,117 +138,63 @@ export class FileKeyStore implements KeyStore {
     return this.refreshing;
   }
 
-  private emit(change: StoreChange): void {
-    for (const l of this.listeners) l(change);
-  }
-
-  private match(hash: string): KeyMatch | undefined {
-    const record = this.byHash.get(hash);
-    if (record === undefined) return undefined;
-    const expiry = record.expiresAt === undefined ? Infinity : Date.parse(record.expiresAt);
-    if (record.hash === hash) return { record, validUntil: expiry };
-    const retired = record.retired.find((r) => r.hash === hash);
-    return { record, validUntil: Math.min(expiry, retired === undefined ? 0 : Date.parse(retired.until)) };
-  }
-
-  async findByHash(hash: string): Promise<KeyMatch | undefined> {
-    const found = this.match(hash);
+  async byHash(hash: string): Promise<KeyRecord | undefined> {
+    const found = this.byHashIndex.get(hash);
     if (found !== undefined) return found;
+    // Perhaps written a moment ago by the CLI: one stat says.
     await this.refreshIfChanged();
-    return this.match(hash);
+    return this.byHashIndex.get(hash);
   }
 
-  /**
-   * Read-modify-write under the lock, from the file's current content. `fn` returns
-   * its result and the records it changed; caches drop exactly their hashes.
-   */
-  private async mutate<T>(fn: (keys: KeyRecord[]) => [T, KeyRecord]): Promise<T> {
+  async byId(id: string): Promise<KeyRecord | undefined> {
+    await this.refreshIfChanged();
+    return this.byIdIndex.get(id);
+  }
+
+  async byPrefix(prefix: string): Promise<KeyRecord[]> {
+    await this.refreshIfChanged();
+    return [...this.byIdIndex.values()].filter((r) => r.prefix === prefix);
+  }
+
+  async list(account?: string): Promise<KeyRecord[]> {
+    await this.refreshIfChanged();
+    const all = [...this.byIdIndex.values()];
+    return account === undefined ? all : all.filter((r) => r.account === account);
+  }
+
+  commit(prev: KeyRecord | undefined, next: KeyRecord): Promise<boolean> {
     return withFileLock(this.path, async () => {
-      const { shape } = await this.readFileShape();
-      const [result, changed] = fn(shape.keys);
+      const { shape, version } = await this.readFileShape();
+      const i = shape.keys.findIndex((k) => k.id === next.id);
+      if (!same(i < 0 ? undefined : shape.keys[i], prev)) {
+        // Someone else wrote first: what they wrote is what the next attempt reads.
+        this.adopt(shape.keys, version);
+        return false;
+      }
+      if (i < 0) shape.keys.push(next);
+      else shape.keys[i] = next;
       await writeJsonAtomic(this.path, shape, 1);
-      const before = this.byId.get(changed.id);
-      this.index(shape.keys);
-      this.mtimeMs = (await stat(this.path)).mtimeMs;
-      const hashes = new Set([changed.hash, ...changed.retired.map((r) => r.hash)]);
-      if (before !== undefined) for (const h of [before.hash, ...before.retired.map((r) => r.hash)]) hashes.add(h);
-      this.emit({ hashes: [...hashes] });
-      return result;
+      // Indexed now; "everything changed" only when the file had changed since we last knew it.
+      this.adopt(shape.keys, version);
+      this.version = versionOf(await stat(this.path));
+      return true;
     });
   }
 
-  async create(input: NewKey): Promise<{ record: KeyRecord; value: string }> {
-    const created = newKeyRecord(input);
-    await this.mutate((keys) => {
-      keys.push(created.record);
-      return [undefined, created.record];
-    });
-    return created;
-  }
-
-  async put(record: KeyRecord): Promise<void> {
-    await this.mutate((keys) => {
-      const i = keys.findIndex((k) => k.id === record.id);
-      if (i < 0) keys.push(record);
-      else keys[i] = record;
-      return [undefined, record];
-    });
-  }
-
-  private find(keys: KeyRecord[], ref: string): number {
-    const i = keys.findIndex((k) => k.id === ref || k.prefix === ref);
-    if (i < 0) throw new KeyNotFoundError(ref);
-    return i;
-  }
-
-  async get(ref: string): Promise<KeyRecord | undefined> {
-    await this.refreshIfChanged();
-    if (this.timers.length === 0) await this.readLastUsed();
-    const r = this.byId.get(ref) ?? [...this.byId.values()].find((k) => k.prefix === ref);
-    return r === undefined ? undefined : this.view(r);
-  }
-
-  async list(filter: { account?: string } = {}): Promise<KeyRecord[]> {
-    await this.refreshIfChanged();
+  async lastUsed(): Promise<ReadonlyMap<string, number>> {
     // The CLI reads what the gateway last wrote; the gateway knows better already.
-    if (this.timers.length === 0) await this.readLastUsed();
-    const all = [...this.byId.values()];
-    return (filter.account === undefined ? all : all.filter((k) => k.account === filter.account)).map((r) => this.view(r));
+    if (!this.live) await this.readLastUsed();
+    return this.lastUsedTimes;
   }
 
-  async revoke(ref: string): Promise<KeyRecord> {
-    return this.mutate((keys) => {
-      const i = this.find(keys, ref);
-      const old = keys[i] as KeyRecord;
-      const updated: KeyRecord = { ...old, revokedAt: old.revokedAt ?? new Date().toISOString() };
-      keys[i] = updated;
-      return [this.view(updated), updated];
-    });
+  /** One small file, written whole and atomically. */
+  async saveLastUsed(times: ReadonlyMap<string, number>): Promise<void> {
+    for (const [id, at] of times) if (at > (this.lastUsedTimes.get(id) ?? 0)) this.lastUsedTimes.set(id, at);
+    await writeJsonAtomic(this.lastUsedPath, { version: 1, lastUsed: Object.fromEntries(this.lastUsedTimes) });
   }
 
-  async rotate(ref: string, graceSeconds: number): Promise<{ record: KeyRecord; value: string }> {
-    return this.mutate((keys) => {
-      const i = this.find(keys, ref);
-      const rotated = rotatedKeyRecord(keys[i] as KeyRecord, graceSeconds, Date.now());
-      keys[i] = rotated.record;
-      return [{ record: this.view(rotated.record), value: rotated.value }, rotated.record];
-    });
-  }
-
-  touch(id: string, at: number): void {
-    this.lastUsed.set(id, at);
-    this.touchedSinceFlush = true;
-  }
-
-  /** Write the last-use times when requests changed them (one small file, atomically). */
-  private async flushTouches(): Promise<void> {
-    if (!this.touchedSinceFlush) return;
-    this.touchedSinceFlush = false;
-    try {
-      await writeJsonAtomic(this.lastUsedPath, { version: 1, lastUsed: Object.fromEntries(this.lastUsed) });
-    } catch {
-      this.touchedSinceFlush = true;
-    }
+  async announce(): Promise<void> {
+    // Other processes notice the file's new modification time.
   }
 
   onChange(listener: (change: StoreChange) => void): void {
@@ -252,9 +202,7 @@ export class FileKeyStore implements KeyStore {
   }
 
   async close(): Promise<void> {
-    for (const t of this.timers) clearInterval(t);
-    this.timers = [];
+    if (this.timer !== undefined) clearInterval(this.timer);
     this.watcher?.close();
-    await this.flushTouches();
   }
 }

@@ -1,10 +1,14 @@
 // Key lifecycle operations with their input checks, shared by the CLI, the admin
-// API and the account dashboard so all refuse the same mistakes with the same words.
-// An `account` given by the operator may name a dashboard account (by id or name):
-// the key then carries that account's id; any other string is kept as it is.
+// API and the account dashboard so all refuse the same mistakes with the same words:
+// including the cap on an account's active keys. The dashboard and the admin API
+// pass a guard that paces changes per account; the CLI (the operator's own console)
+// does not. An `account` given by the operator may name a dashboard account (by id
+// or name): the key then carries that account's id; any other string is kept as it is.
+// Restrictions (where a key may be used from) are checked and made canonical here.
 
-import type { TierConfig } from '../config/types.js';
-import { KeyInputError, type KeyPermissions, type KeyRecord, type KeyStore } from './key-store.js';
+import type { KeysConfig, TierConfig } from '../config/types.js';
+import { keyState, KeyInputError, KeyNotFoundError, type KeyPermissions, type KeyRecord, type KeyStore } from './key-store.js';
+import { mergeRestrictions, RESTRICTION_FIELDS, type RestrictionField } from './restrictions.js';
 
 const ACCOUNT = /^[A-Za-z0-9._@-]{1,128}$/;
 const PATTERN = /^[A-Za-z0-9_*./{}:-]{1,128}$/;
@@ -18,7 +22,19 @@ export interface CreateKeyInput {
   archive?: unknown;
   allow?: unknown;
   deny?: unknown;
+  origins?: unknown;
+  ips?: unknown;
+  referrers?: unknown;
+  contracts?: unknown;
+  userAgents?: unknown;
 }
+
+/** New lists for some restrictions: each given field replaces that list (null, [] or "*" lift it); absent ones stay. */
+export type RestrictInput = Partial<Record<RestrictionField, unknown>>;
+
+const refuse = (field: RestrictionField, message: string): never => {
+  throw new KeyInputError(`${field}: ${message}`, field);
+};
 
 function patterns(v: unknown, name: string, fallback: readonly string[]): readonly string[] {
   if (v === undefined || v === null) return fallback;
@@ -38,11 +54,17 @@ function patterns(v: unknown, name: string, fallback: readonly string[]): readon
 /** What a key's `account` holds for what the operator typed; throws KeyInputError to refuse a new key. */
 export type AccountResolver = (ref: string, purpose: 'create' | 'list') => Promise<string>;
 
+/** Asked before a key of `account` changes; throws (KeyChangesLimitedError) to refuse. */
+export type KeyChangeGuard = (account: string) => Promise<void>;
+
+/** What the service reads from `keys:` (replaced on reload). */
+export type KeyRules = Pick<KeysConfig, 'rotationGraceSeconds' | 'maxActivePerAccount'>;
+
 export class KeyService {
   constructor(
     readonly store: KeyStore,
     private tiers: Readonly<Record<string, TierConfig>>,
-    private graceSeconds: number,
+    private rules: KeyRules,
     private readonly resolveAccount: AccountResolver = (ref) => Promise.resolve(ref),
   ) {}
 
@@ -53,12 +75,12 @@ export class KeyService {
   }
 
   /** After a config reload. */
-  configure(tiers: Readonly<Record<string, TierConfig>>, graceSeconds: number): void {
+  configure(tiers: Readonly<Record<string, TierConfig>>, rules: KeyRules): void {
     this.tiers = tiers;
-    this.graceSeconds = graceSeconds;
+    this.rules = rules;
   }
 
-  async create(input: CreateKeyInput): Promise<{ record: KeyRecord; value: string }> {
+  async create(input: CreateKeyInput, guard?: KeyChangeGuard): Promise<{ record: KeyRecord; value: string }> {
     if (typeof input.account !== 'string' || !ACCOUNT.test(input.account)) {
       throw new KeyInputError('account is required: letters, digits, ".", "_", "@" or "-"');
     }
@@ -78,27 +100,61 @@ export class KeyService {
     if (input.archive !== undefined && typeof input.archive !== 'boolean') throw new KeyInputError('archive must be true or false');
     const permissions: KeyPermissions = {
       chains: patterns(input.chains, 'chains', ['*']),
-      archive: input.archive as boolean | undefined,
+      archive: input.archive,
       allow: patterns(input.allow, 'allow', ['*']),
       deny: patterns(input.deny, 'deny', []),
     };
+    const restrictions = mergeRestrictions(input, undefined, refuse);
+    const account = await this.resolveAccount(input.account, 'create');
+    const max = this.rules.maxActivePerAccount;
+    const now = Date.now();
+    const active = (await this.store.list({ account })).filter((k) => keyState(k, now) === 'active').length;
+    if (active >= max) throw new KeyInputError(`an account may hold ${max} active keys: revoke one first`);
+    await guard?.(account);
     return this.store.create({
-      account: await this.resolveAccount(input.account, 'create'),
+      account,
       tier: input.tier,
-      label: (input.label as string | undefined) ?? '',
+      label: input.label ?? '',
       permissions,
+      restrictions,
       expiresAt,
     });
   }
 
-  rotate(ref: string, graceSeconds?: unknown): Promise<{ record: KeyRecord; value: string }> {
+  /** Change where a key may be used from; the new lists apply from the key's next request. */
+  async restrict(ref: string, input: RestrictInput, guard?: KeyChangeGuard): Promise<KeyRecord> {
+    if (!RESTRICTION_FIELDS.some((f) => input[f] !== undefined)) {
+      throw new KeyInputError(`name at least one restriction to change: ${RESTRICTION_FIELDS.join(', ')}`);
+    }
+    const record = await this.mustGet(ref);
+    if (record.revokedAt !== undefined) throw new KeyInputError(`key ${record.prefix} is revoked and cannot be changed`);
+    // Checked before anything is paced or written: a mistake costs nothing.
+    mergeRestrictions(input, record.restrictions, refuse);
+    await guard?.(record.account);
+    return this.store.restrict(record.id, (current) => mergeRestrictions(input, current, refuse));
+  }
+
+  async rotate(ref: string, graceSeconds?: unknown, guard?: KeyChangeGuard): Promise<{ record: KeyRecord; value: string }> {
     if (graceSeconds !== undefined && (typeof graceSeconds !== 'number' || !Number.isInteger(graceSeconds) || graceSeconds < 0)) {
       throw new KeyInputError('graceSeconds must be a whole number of seconds, 0 or more');
     }
-    return this.store.rotate(ref, (graceSeconds as number | undefined) ?? this.graceSeconds);
+    const record = await this.mustGet(ref);
+    if (record.revokedAt !== undefined) throw new KeyInputError(`key ${record.prefix} is revoked and cannot be rotated`);
+    await guard?.(record.account);
+    return this.store.rotate(record.id, graceSeconds ?? this.rules.rotationGraceSeconds);
   }
 
-  revoke(ref: string): Promise<KeyRecord> {
-    return this.store.revoke(ref);
+  /** Revoking a revoked key changes nothing, and costs the guard nothing. */
+  async revoke(ref: string, guard?: KeyChangeGuard): Promise<KeyRecord> {
+    const record = await this.mustGet(ref);
+    if (record.revokedAt !== undefined) return record;
+    await guard?.(record.account);
+    return this.store.revoke(record.id);
+  }
+
+  private async mustGet(ref: string): Promise<KeyRecord> {
+    const record = await this.store.get(ref);
+    if (record === undefined) throw new KeyNotFoundError(ref);
+    return record;
   }
 }

@@ -1,8 +1,11 @@
-// The key store contract: records of API keys, found by the SHA-256 of their value.
-// Backends (file, Redis) implement it; the cache and the request path see only
-// this interface. A record never holds a key's value.
+// The key store contract: records of API keys, found by the SHA-256 of their value,
+// and the pure rules over one record (a new key, rotation, revocation, which hashes
+// work until when). The key repository applies them over a file or Redis backend;
+// the cache and the request path see only this interface. A record never holds a
+// key's value.
 
 import { generateId, generateKey, hashKey, keyPrefix } from './key-format.js';
+import type { KeyRestrictions } from './restrictions.js';
 
 export interface KeyPermissions {
   /** Chain endpoint name patterns (`*` wildcard); ['*'] = every chain. */
@@ -37,6 +40,8 @@ export interface KeyRecord {
   readonly tier: string;
   readonly label: string;
   readonly permissions: KeyPermissions;
+  /** Where the key may be used from; absent: anywhere. */
+  readonly restrictions?: KeyRestrictions;
   readonly createdAt: string;
   readonly lastUsedAt: string | undefined;
   readonly revokedAt: string | undefined;
@@ -65,20 +70,30 @@ export interface NewKey {
   readonly tier: string;
   readonly label?: string;
   readonly permissions?: Partial<KeyPermissions>;
+  /** Checked and canonical (restrictions.ts); absent or undefined: unrestricted. */
+  readonly restrictions?: KeyRestrictions | undefined;
   readonly expiresAt?: string;
 }
 
-/** What changed, so caches can drop exactly those hashes (or everything). */
-export type StoreChange = { readonly hashes: readonly string[] } | { readonly all: true };
+/**
+ * What changed, so caches can drop exactly those hashes (or everything). `invalid`
+ * names the hashes that no longer work at all (revoked, or retired values dropped):
+ * a cache may refuse them at once, even while the store cannot be asked.
+ */
+export type StoreChange = { readonly hashes: readonly string[]; readonly invalid?: readonly string[] } | { readonly all: true };
 
 export interface KeyStore {
   /** Find the record a presented value's hash belongs to, current or retired. */
   findByHash(hash: string): Promise<KeyMatch | undefined>;
   /** Creates a key; the value is returned here and never again. */
   create(input: NewKey): Promise<{ record: KeyRecord; value: string }>;
+  /** By id, or by prefix when exactly one key has it (KeyAmbiguousError when several do). */
   get(idOrPrefix: string): Promise<KeyRecord | undefined>;
   list(filter?: { account?: string }): Promise<KeyRecord[]>;
+  /** Revoking a revoked key changes nothing (no write, no announcement). */
   revoke(id: string): Promise<KeyRecord>;
+  /** Replace the key's restrictions (checked by the caller); `change` gets the current ones (another writer may have changed them). */
+  restrict(id: string, change: (current: KeyRestrictions | undefined) => KeyRestrictions | undefined): Promise<KeyRecord>;
   /** New value; the old one keeps working for `graceSeconds`. */
   rotate(id: string, graceSeconds: number): Promise<{ record: KeyRecord; value: string }>;
   /** Store a record as it is, replacing one with the same id (import between stores: hashes move, never values). */
@@ -100,6 +115,7 @@ export function newKeyRecord(input: NewKey, now: number = Date.now()): { record:
     tier: input.tier,
     label: input.label ?? '',
     permissions: { ...ALL_PERMITTED, ...input.permissions },
+    ...(input.restrictions === undefined ? {} : { restrictions: input.restrictions }),
     createdAt: new Date(now).toISOString(),
     lastUsedAt: undefined,
     revokedAt: undefined,
@@ -110,30 +126,92 @@ export function newKeyRecord(input: NewKey, now: number = Date.now()): { record:
   return { record, value };
 }
 
+/**
+ * Retired values a key keeps at most (the newest): rotating again past it ends the
+ * oldest one's grace at once, so rotating in a loop cannot grow a record (or the
+ * hash index) without bound.
+ */
+export const MAX_RETIRED = 5;
+
 /** A rotated key: a new value; the old one is retired until the grace ends. */
 export function rotatedKeyRecord(old: KeyRecord, graceSeconds: number, now: number): { record: KeyRecord; value: string; until: number } {
   if (old.revokedAt !== undefined) throw new KeyInputError(`key ${old.prefix} is revoked and cannot be rotated`);
   const value = generateKey();
   const until = now + graceSeconds * 1000;
+  // Values whose grace has passed are dropped: they can never work again.
+  const retired = [
+    ...old.retired.filter((r) => Date.parse(r.until) > now),
+    { hash: old.hash, prefix: old.prefix, until: new Date(until).toISOString() },
+  ];
   const record: KeyRecord = {
     ...old,
     hash: hashKey(value),
     prefix: keyPrefix(value),
     rotatedAt: new Date(now).toISOString(),
-    // Values whose grace has passed are dropped: they can never work again.
-    retired: [
-      ...old.retired.filter((r) => Date.parse(r.until) > now),
-      { hash: old.hash, prefix: old.prefix, until: new Date(until).toISOString() },
-    ],
+    retired: retired.slice(-MAX_RETIRED),
   };
   return { record, value, until };
 }
 
+/** The record revoked at `now`; a revoked record is returned as it is. */
+export function revokedKeyRecord(old: KeyRecord, now: number): KeyRecord {
+  return old.revokedAt !== undefined ? old : { ...old, revokedAt: new Date(now).toISOString() };
+}
+
+/** The record with new restrictions (undefined: none); a revoked key cannot be changed. */
+export function restrictedKeyRecord(old: KeyRecord, restrictions: KeyRestrictions | undefined): KeyRecord {
+  if (old.revokedAt !== undefined) throw new KeyInputError(`key ${old.prefix} is revoked and cannot be changed`);
+  const { restrictions: _previous, ...rest } = old;
+  return restrictions === undefined ? rest : { ...rest, restrictions };
+}
+
+/** Every hash a record names: its value's and its retired values'. */
+export function hashesOf(record: KeyRecord): string[] {
+  return [record.hash, ...record.retired.map((r) => r.hash)];
+}
+
+/** The hashes of a record that can still work after `now` (none once revoked). */
+export function workingHashes(record: KeyRecord, now: number): string[] {
+  if (record.revokedAt !== undefined) return [];
+  return [record.hash, ...record.retired.filter((r) => Date.parse(r.until) > now).map((r) => r.hash)];
+}
+
+/** The lookup answer for a hash of this record: until when that value works. */
+export function matchOf(record: KeyRecord, hash: string): KeyMatch {
+  const expiry = record.expiresAt === undefined ? Infinity : Date.parse(record.expiresAt);
+  if (record.hash === hash) return { record, validUntil: expiry };
+  const retired = record.retired.find((r) => r.hash === hash);
+  return { record, validUntil: Math.min(expiry, retired === undefined ? 0 : Date.parse(retired.until)) };
+}
+
 /** A key operation refused for its input or the key's state: the caller's mistake, never a 500. */
 export class KeyInputError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The input field at fault (`origins`, `ips` …), so a form can show the message beside it. */
+    readonly field?: string,
+  ) {
     super(message);
     this.name = 'KeyInputError';
+  }
+}
+
+/** Too many key changes for one account in too little time: the caller may try again in `retryAfter` seconds. */
+export class KeyChangesLimitedError extends Error {
+  constructor(
+    readonly retryAfter: number,
+    perHour: number,
+  ) {
+    super(`too many key changes for this account (at most ${perHour} an hour): try again in ${retryAfter} s`);
+    this.name = 'KeyChangesLimitedError';
+  }
+}
+
+/** A prefix several keys share: only the id says which one is meant. */
+export class KeyAmbiguousError extends KeyInputError {
+  constructor(readonly ref: string) {
+    super(`prefix "${ref}" matches more than one key: use the key's id (key_…) instead`);
+    this.name = 'KeyAmbiguousError';
   }
 }
 
@@ -144,24 +222,4 @@ export class KeyNotFoundError extends Error {
   }
 }
 
-const patternCache = new Map<string, RegExp>();
-
-/** `*` matches any run of characters; everything else is literal. Compiled once per pattern. */
-export function matchesPattern(pattern: string, value: string): boolean {
-  if (pattern === '*') return true;
-  let re = patternCache.get(pattern);
-  if (re === undefined) {
-    const body = pattern
-      .split('*')
-      .map((p) => p.replace(/[.+?^${}()|[\]\\/]/g, '\\$&'))
-      .join('.*');
-    re = new RegExp(`^${body}$`);
-    patternCache.set(pattern, re);
-  }
-  return re.test(value);
-}
-
-export function matchesAny(patterns: readonly string[], value: string): boolean {
-  for (const p of patterns) if (matchesPattern(p, value)) return true;
-  return false;
-}
+export { matchesAny, matchesPattern } from './patterns.js';

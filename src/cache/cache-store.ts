@@ -20,6 +20,8 @@ export interface CacheStore {
   set(chain: string, key: string, value: CachedAnswer, ttlMs: number, height: number | undefined): void;
   /** Drop every entry of a chain that depends on a height at or above `height`. */
   evictFrom(chain: string, height: number): void | Promise<void>;
+  /** Heights below this are final: no reorg can reach them, so their entries leave the height index. */
+  finalBelow(chain: string, height: number): void;
   /** Bytes held (this process's share for Redis: 0). */
   bytes(): number;
 }
@@ -85,6 +87,9 @@ export class MemoryCacheStore implements CacheStore {
     }
   }
 
+  /** In memory the index shrinks with the LRU (entries leave it when evicted): nothing to trim. */
+  finalBelow(): void {}
+
   bytes(): number {
     return this.lru.calculatedSize;
   }
@@ -139,6 +144,11 @@ export class RedisCacheStore implements CacheStore {
     } catch {
       // Entries left behind expire with their TTL.
     }
+  }
+
+  /** The height index would otherwise keep every key ever cached at a height (their entries expire; index members do not). */
+  finalBelow(chain: string, height: number): void {
+    this.redis.zremrangebyscore(`${this.prefix}cache:h:${chain}`, '-inf', `(${height}`).catch(() => undefined);
   }
 
   bytes(): number {

@@ -17,6 +17,8 @@ export interface CacheEvents {
 export class ResponseCache {
   private readonly inFlight = new Map<string, Promise<unknown>>();
   private readonly heads = new Map<number, string>();
+  /** The highest head seen: the height index is trimmed as it moves. */
+  private top = 0;
 
   constructor(
     readonly chain: string,
@@ -62,6 +64,10 @@ export class ResponseCache {
       for (const h of [...this.heads.keys()]) if (h >= height) this.heads.delete(h);
       this.heads.set(height, hash);
       void this.store.evictFrom(this.chain, Math.max(0, height - REORG_WINDOW));
+    }
+    if (height > this.top) {
+      this.top = height;
+      this.store.finalBelow(this.chain, height - REORG_WINDOW);
     }
     if (this.heads.size > HEADS_KEPT) {
       const oldest = Math.min(...this.heads.keys());

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseDocument } from 'yaml';
-import { loadPlugins } from '../plugin-loader.js';
+import { loadPlugins } from '../plugin/loader.js';
 import { isTree } from './reader.js';
 import { interpolate } from './interpolate.js';
 import { validateConfig } from './schema.js';

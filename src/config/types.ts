@@ -1,7 +1,7 @@
 // The typed, validated, frozen configuration the rest of the gateway reads.
 // Produced only by schema.ts; nothing downstream sees raw YAML.
 
-import type { NodeRole } from '../plugin.js';
+import type { NodeRole } from '../plugin/contract.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 export type StrategyName = 'round-robin' | 'weighted' | 'least-latency' | 'priority';
@@ -24,8 +24,10 @@ export interface ServerConfig {
   readonly maxPathLength: number;
   /** Largest node answer read; a larger one counts as the node failing. */
   readonly maxResponseBytes: number;
-  /** On SIGTERM, how long in-flight requests may take before connections are cut. */
+  /** After the listeners stop accepting, how long in-flight requests may take before connections are cut. */
   readonly shutdownTimeoutMs: number;
+  /** On SIGTERM, how long readiness says 503 while everything is still served (load balancers stop sending meanwhile). */
+  readonly shutdownDelayMs: number;
   /** Deadline for one client request, every retry included. */
   readonly requestTimeoutMs: number;
   /** Time a client has to send its headers (slow-loris guard). */
@@ -34,13 +36,47 @@ export interface ServerConfig {
   readonly keepAliveTimeoutMs: number;
   /** Concurrent client connections; more are refused. */
   readonly maxConnections: number;
+  /** Concurrent connections from one client address (the peer's, per listener); more are closed at once. 0: no cap. */
+  readonly maxConnectionsPerClient: number;
   /** Largest WebSocket message a client may send; a larger one closes the socket (1009). */
   readonly wsMaxMessageBytes: number;
+  /** Answers and notifications waiting to be sent to a WebSocket client that is not reading; past this it is disconnected (1008). */
+  readonly wsMaxBufferedBytes: number;
   /** WebSocket pings this often; a client that has not answered the last one is dropped. */
   readonly wsPingIntervalMs: number;
   /** gRPC listener (h2c), started when a chain endpoint uses a gRPC plugin; port 0 = ephemeral. */
   readonly grpcHost: string;
   readonly grpcPort: number;
+  /** Calls one gRPC connection may have open at once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS). */
+  readonly grpcMaxConcurrentStreams: number;
+  /** Browser access to the traffic endpoints (CORS); chains may replace the origins. */
+  readonly cors: ServerCorsConfig;
+  /**
+   * Addresses and CIDR ranges of proxies in front of the traffic and gRPC listeners:
+   * behind them the client's address (a key's `ips`, the access log's `client`) is the
+   * right-most X-Forwarded-For entry that is not one of them.
+   */
+  readonly trustedProxies: readonly string[];
+}
+
+/** Origins pages may call an endpoint from: `*` (any), exact origins or `https://*.example.com`, canonical; [] none. */
+export interface CorsConfig {
+  readonly origins: readonly string[];
+}
+
+export interface ServerCorsConfig extends CorsConfig {
+  /** How long browsers may keep a preflight's answer (Access-Control-Max-Age). */
+  readonly maxAgeSeconds: number;
+}
+
+export interface LogConfig {
+  readonly level: LogLevel;
+  /** Absolute path of the log file; undefined: JSON lines on stdout. */
+  readonly file: string | undefined;
+  /** The file is rotated before it grows past this. */
+  readonly maxBytes: number;
+  /** Rotated files kept (file.1 … file.N); 0: the file is emptied instead. */
+  readonly files: number;
 }
 
 export interface StoreConfig {
@@ -63,7 +99,23 @@ export interface KeysConfig {
   readonly cacheTtlMs: number;
   readonly cacheMaxEntries: number;
   readonly negativeTtlMs: number;
+  /** Bound of the unknown-key cache (its own: unknown keys never push out known ones). */
+  readonly negativeMaxEntries: number;
   readonly rotationGraceSeconds: number;
+  /** Active keys one account may hold; creating one more is refused. */
+  readonly maxActivePerAccount: number;
+  /** Key creations, rotations and revocations per account per hour through the dashboard and admin API. */
+  readonly changesPerHour: number;
+  /** Of those, how many may come at once. */
+  readonly changesBurst: number;
+}
+
+/** Limits on all of an account's keys on one tier together; Infinity stands for `unlimited`. */
+export interface AccountLimits {
+  readonly rate: number;
+  readonly burst: number;
+  readonly daily: number;
+  readonly monthly: number;
 }
 
 /** Limits of a subscription tier; Infinity stands for `unlimited`. */
@@ -82,6 +134,8 @@ export interface TierConfig {
   readonly wsSubscriptions: number;
   /** Answers from the response cache cost nothing against limits and usage. */
   readonly cacheHitsFree: boolean;
+  /** The same account's keys on this tier together (by default what one key gets). */
+  readonly account: AccountLimits;
 }
 
 export interface NodeConfig {
@@ -89,7 +143,10 @@ export interface NodeConfig {
   readonly url: string;
   /** WebSocket URL for subscriptions (ws:// or wss://); by default the HTTP URL with a ws scheme. */
   readonly ws: string;
-  readonly role: NodeRole;
+  /** Sent on every call to the node (lower-case names); the values are secrets. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Undefined: the role the node's description shows (archive when it holds old state), full until then. */
+  readonly role: NodeRole | undefined;
   readonly weight: number;
   /** Lower is preferred by the `priority` strategy; 0 = primary. */
   readonly priority: number;
@@ -102,6 +159,10 @@ export interface HealthConfig {
   readonly maxLag: number;
   /** Consecutive failed probes before a node leaves rotation. */
   readonly failAfter: number;
+  /** The shortest block time of the chain: how fast a head no other node confirms may grow. */
+  readonly minBlockTimeMs: number;
+  /** How often each node is asked what it serves (chain id, client, oldest state): src/pool/describe.ts. */
+  readonly describeIntervalMs: number;
 }
 
 export interface BreakerConfig {
@@ -114,6 +175,14 @@ export interface BreakerConfig {
   readonly resetTimeoutMs: number;
 }
 
+/** Hedged reads (src/exec/hedge.ts): the delay is about a node's 95th-percentile latency, within min and max. */
+export interface HedgeConfig {
+  readonly minDelayMs: number;
+  readonly maxDelayMs: number;
+  /** Hedges per second on this chain at most; 0 turns hedging off. */
+  readonly perSecond: number;
+}
+
 export interface ChainConfig {
   readonly name: string;
   readonly plugin: string;
@@ -121,6 +190,12 @@ export interface ChainConfig {
   readonly transport: 'http' | 'grpc';
   /** Chain endpoints serving one blockchain share a network name (hub's RPC and REST). */
   readonly network: string;
+  /**
+   * The chain its nodes must say they are on, in the plugin's terms (EVM: the decimal
+   * chain id; SDK chains: the network id; objectx: the chain identifier). Undefined: the
+   * first id a majority of the nodes agree on.
+   */
+  readonly chainId: string | undefined;
   readonly route: { readonly path: string | undefined; readonly host: string | undefined };
   /** Only archive nodes serve this endpoint (the spec's archive REST variant). */
   readonly archiveOnly: boolean;
@@ -130,8 +205,13 @@ export interface ChainConfig {
   readonly maxAttempts: number;
   readonly health: HealthConfig;
   readonly breaker: BreakerConfig;
+  readonly hedge: HedgeConfig;
+  /** Submits (transactions) go to every full node at once ('all'), or to one ('one'). */
+  readonly submit: 'all' | 'one';
   /** Where this endpoint's answers are cached: this process, Redis (shared), or nowhere. */
   readonly cache: 'memory' | 'redis' | 'off';
+  /** Browser origins this endpoint answers (its own list, else server.cors.origins). */
+  readonly cors: CorsConfig;
   readonly options: Readonly<Record<string, unknown>>;
   readonly nodes: readonly NodeConfig[];
 }
@@ -141,6 +221,10 @@ export interface DevnetConfig {
   readonly fullRetention: number;
   readonly startHeight: number;
   readonly controlPort: number;
+  /** A simulated node drops a filter not polled for this long. */
+  readonly filterTimeoutMs: number;
+  /** The widest getLogs block range simulated nodes answer; 0: any. */
+  readonly maxLogsRange: number;
 }
 
 export interface CacheConfig {
@@ -170,11 +254,25 @@ export interface DashboardConfig {
   readonly trustProxy: boolean;
 }
 
+/** OpenTelemetry traces (src/trace): off while `endpoint` is unset. */
+export interface TracingConfig {
+  /** OTLP over HTTP: the collector's traces URL (…/v1/traces); undefined: no spans are made. */
+  readonly endpoint: string | undefined;
+  /** Sent with every export (a collector's credentials). */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly serviceName: string;
+  /** Share of the traces begun here that are recorded; a client's traceparent decides for its own. */
+  readonly sampleRatio: number;
+  /** Ended spans are sent in batches this often. */
+  readonly exportIntervalMs: number;
+}
+
 export interface GatewayConfig {
   /** Absolute path of the file this was read from ('' when built in code). */
   readonly file: string;
   readonly server: ServerConfig;
-  readonly log: { readonly level: LogLevel };
+  readonly log: LogConfig;
+  readonly tracing: TracingConfig;
   readonly admin: { readonly token: string | undefined };
   readonly dashboard: DashboardConfig;
   readonly store: StoreConfig;

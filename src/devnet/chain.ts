@@ -1,8 +1,18 @@
 // One simulated blockchain shared by every devnet node of a network: its height,
-// deterministic block hashes (changed by a reorg), block times, and the timer that
-// mines a block every blockTimeMs.
+// deterministic block hashes (changed by a reorg), block times, the transactions its
+// blocks include (bytes under a family-chosen hash), and the timer that mines a block
+// every blockTimeMs.
 
 import { createHash } from 'node:crypto';
+
+/** A transaction a block of the chain includes. */
+export interface IncludedTx {
+  readonly hash: string;
+  readonly bytes: Buffer;
+  readonly height: number;
+  /** Position in its block. */
+  readonly index: number;
+}
 
 export class SimChain {
   private head: number;
@@ -12,6 +22,9 @@ export class SimChain {
   private readonly byHash = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private readonly listeners: Array<() => void> = [];
+  private readonly sealers: Array<(height: number) => void> = [];
+  private readonly txs = new Map<string, IncludedTx>();
+  private readonly blockTxs = new Map<number, IncludedTx[]>();
   readonly genesisTime = Math.floor(Date.now() / 1000) - 3_600;
 
   constructor(
@@ -29,13 +42,45 @@ export class SimChain {
 
   advance(blocks = 1): void {
     const n = Math.max(0, Math.floor(blocks));
+    if (n === 0) return;
+    const first = this.head + 1;
     this.head += n;
-    if (n > 0) for (const l of this.listeners) l();
+    // Pools first, so that subscribers told of the new blocks find their transactions.
+    for (const s of this.sealers) s(first);
+    for (const l of this.listeners) l();
   }
 
   /** Called after every advance (nodes push new heads to their subscribers). */
   onBlocks(listener: () => void): void {
     this.listeners.push(listener);
+  }
+
+  /** Called with the first new height of every advance, before onBlocks listeners (pools include their transactions). */
+  onSeal(sealer: (height: number) => void): void {
+    this.sealers.push(sealer);
+  }
+
+  /** Put a transaction into the block at `height`; a hash already included stays where it is. */
+  include(hash: string, bytes: Buffer, height: number): void {
+    if (this.txs.has(hash)) return;
+    let list = this.blockTxs.get(height);
+    if (list === undefined) {
+      list = [];
+      this.blockTxs.set(height, list);
+    }
+    const tx: IncludedTx = { hash, bytes, height, index: list.length };
+    list.push(tx);
+    this.txs.set(hash, tx);
+  }
+
+  /** The block that includes a transaction, whatever node asks. */
+  tx(hash: string): IncludedTx | undefined {
+    return this.txs.get(hash);
+  }
+
+  /** The transactions of a block, in order. */
+  txsAt(height: number): readonly IncludedTx[] {
+    return this.blockTxs.get(height) ?? [];
   }
 
   /** Replace the last `depth` blocks with blocks of other hashes. */

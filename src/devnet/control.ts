@@ -1,26 +1,14 @@
-// The devnet control server: list nodes, set or clear a node's faults, mine blocks,
-// reorganise a chain. For tests and for anyone who wants to watch failover happen.
+// The devnet control server: list nodes (with the devnet's settings), set or clear a
+// node's faults, mine blocks, reorganise a chain. For tests and for anyone who wants to
+// watch failover happen.
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { SimChain } from './chain.js';
-import type { DevnetNode, NodeFaults } from './index.js';
+import type { DevnetSettings } from './family.js';
+import { FAULT_KINDS, type DevnetNode, type NodeFaults } from './types.js';
 
-const FAULT_KEYS: ReadonlySet<string> = new Set([
-  'latencyMs',
-  'errorRate',
-  'hang',
-  'hold',
-  'status',
-  'html',
-  'truncated',
-  'stalled',
-  'down',
-  'wrongId',
-  'reorderBatch',
-  'shortBatch',
-  'hugeBody',
-]);
+const FAULT_KEYS: ReadonlySet<string> = new Set(Object.keys(FAULT_KINDS));
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
@@ -37,7 +25,7 @@ function readJson(req: IncomingMessage): Promise<unknown> {
       try {
         resolve(text === '' ? {} : JSON.parse(text));
       } catch (err) {
-        reject(err as Error);
+        reject(err);
       }
     });
     req.on('error', reject);
@@ -48,15 +36,17 @@ function faultsOf(v: unknown): NodeFaults | string {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return 'body must be a JSON object of faults';
   for (const [k, val] of Object.entries(v)) {
     if (!FAULT_KEYS.has(k)) return `unknown fault "${k}" (known: ${[...FAULT_KEYS].join(', ')})`;
-    const numeric = k === 'latencyMs' || k === 'errorRate' || k === 'status';
-    if (numeric ? typeof val !== 'number' : typeof val !== 'boolean') return `${k} must be a ${numeric ? 'number' : 'boolean'}`;
+    const kind = FAULT_KINDS[k as keyof NodeFaults];
+    if (typeof val !== kind) return `${k} must be a ${kind}`;
+    if (k === 'maxLogsRange' && (!Number.isInteger(val) || (val as number) < 1)) return 'maxLogsRange must be a whole number from 1';
   }
-  return v as NodeFaults;
+  return v;
 }
 
 export async function startControl(
   nodes: ReadonlyMap<string, DevnetNode>,
   chains: ReadonlyMap<string, SimChain>,
+  settings: DevnetSettings,
   port: number,
 ): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer((req, res) => {
@@ -68,6 +58,7 @@ export async function startControl(
         .map(decodeURIComponent);
       if (req.method === 'GET' && parts.length === 1 && parts[0] === 'nodes') {
         return reply(res, 200, {
+          settings: { ...settings, maxLogsRange: settings.maxLogsRange ?? null },
           nodes: [...nodes.values()].map((n) => ({
             name: n.name,
             network: n.network,

@@ -5,24 +5,28 @@
 import { createHash } from 'node:crypto';
 import { SimChain } from './chain.js';
 import { startControl } from './control.js';
-import type { Family } from './family.js';
-import { evmFamily } from './evm.js';
+import type { DevnetCredentials } from './credentials.js';
+import { devnetFamily } from './families.js';
+import type { DevnetSettings, NodeSetup } from './family.js';
 import { DevnetNodeServer } from './node-server.js';
-import { objectxFamily } from './objectx.js';
-import { sdkRestFamily, sdkRpcFamily } from './sdk.js';
-import { DevnetGrpcNode } from './sdk-grpc.js';
+import type { DevnetNode, NodeRole, SimulatedNode } from './types.js';
 
-export type DevnetFamily = 'evm' | 'objectx' | 'sdk-rpc' | 'sdk-rest' | 'sdk-grpc';
+export type { DevnetNode, NodeFaults, RecordedRequest } from './types.js';
+export type { DevnetCredentials } from './credentials.js';
+export { devnetFamilyNames, hasDevnetFamily } from './families.js';
 
 export interface DevnetNodeSpec {
   /** Nodes of one network share one simulated chain (hub's RPC and REST nodes). */
   readonly network: string;
-  readonly family: DevnetFamily;
+  /** A devnet family: a plugin folder with a devnet module, or an installed plugin package with a devnet export. */
+  readonly family: string;
   readonly name: string;
-  readonly role: 'full' | 'archive';
+  readonly role: NodeRole;
   readonly host?: string;
   /** 0 or absent: an ephemeral port. */
   readonly port?: number;
+  /** A provider's node: every request must carry these (headers, a base path with a token, query parameters). */
+  readonly credentials?: DevnetCredentials;
 }
 
 export interface DevnetOptions {
@@ -35,50 +39,12 @@ export interface DevnetOptions {
   readonly noControl?: boolean;
   /** EVM chain id per network; default: 1 for "l1", else a stable number from the name. */
   readonly chainIds?: Readonly<Record<string, number>>;
-}
-
-export interface RecordedRequest {
-  readonly method: string;
-  readonly path: string;
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-  readonly body: string;
-  readonly at: number;
-}
-
-export interface NodeFaults {
-  latencyMs?: number;
-  errorRate?: number;
-  hang?: boolean;
-  /** Answers wait, and are given normally once the fault is cleared (tests line calls up). */
-  hold?: boolean;
-  status?: number;
-  html?: boolean;
-  truncated?: boolean;
-  stalled?: boolean;
-  down?: boolean;
-  /** JSON-RPC answers carry an id the caller did not send. */
-  wrongId?: boolean;
-  /** Batch answers come back in reverse order (allowed by JSON-RPC). */
-  reorderBatch?: boolean;
-  /** Batch answers lose their last item. */
-  shortBatch?: boolean;
-  /** Every answer is a valid JSON-RPC answer of about 1 MB. */
-  hugeBody?: boolean;
-}
-
-export interface DevnetNode {
-  readonly name: string;
-  readonly network: string;
-  readonly family: DevnetFamily;
-  readonly role: 'full' | 'archive';
-  readonly url: string;
-  readonly received: RecordedRequest[];
-  clearReceived(): void;
-  setFaults(f: NodeFaults): Promise<void>;
-  clearFaults(): Promise<void>;
-  currentFaults(): NodeFaults;
-  height(): number;
-  earliest(): number;
+  /** A filter not polled for this long is dropped; default 5 minutes, as geth. */
+  readonly filterTimeoutMs?: number;
+  /** The widest getLogs block range nodes answer; default: any (per node: the maxLogsRange fault). */
+  readonly maxLogsRange?: number;
+  /** The devnet's clock (filter lifetimes, request records); default Date.now. */
+  readonly now?: () => number;
 }
 
 export interface DevnetChain {
@@ -96,14 +62,6 @@ export interface Devnet {
   close(): Promise<void>;
 }
 
-/** HTTP families; 'sdk-grpc' nodes are gRPC servers of their own (sdk-grpc.ts). */
-const FAMILIES: Readonly<Record<Exclude<DevnetFamily, 'sdk-grpc'>, Family>> = {
-  evm: evmFamily,
-  objectx: objectxFamily,
-  'sdk-rpc': sdkRpcFamily,
-  'sdk-rest': sdkRestFamily,
-};
-
 export function defaultChainId(network: string): number {
   if (network === 'l1') return 1;
   return 10_000 + (createHash('sha256').update(network).digest().readUInt32BE(0) % 90_000);
@@ -111,32 +69,36 @@ export function defaultChainId(network: string): number {
 
 export async function startDevnet(specs: readonly DevnetNodeSpec[], options: DevnetOptions = {}): Promise<Devnet> {
   const chains = new Map<string, SimChain>();
-  const nodes = new Map<string, DevnetNodeServer | DevnetGrpcNode>();
+  const nodes = new Map<string, SimulatedNode>();
   const blockTimeMs = options.blockTimeMs ?? 1_000;
+  const settings: DevnetSettings = {
+    fullRetention: options.fullRetention ?? 128,
+    filterTimeoutMs: options.filterTimeoutMs ?? 300_000,
+    maxLogsRange: options.maxLogsRange,
+  };
   try {
     for (const s of specs) {
       if (nodes.has(s.name)) throw new Error(`devnet node name "${s.name}" is used twice`);
+      const family = await devnetFamily(s.family);
       let chain = chains.get(s.network);
       if (chain === undefined) {
         chain = new SimChain(s.network, options.startHeight ?? 1_000, blockTimeMs);
         chains.set(s.network, chain);
       }
-      const retention = options.fullRetention ?? 128;
-      const node =
-        s.family === 'sdk-grpc'
-          ? new DevnetGrpcNode(s.name, s.network, s.role, chain, retention, s.host ?? '127.0.0.1', s.port ?? 0)
-          : new DevnetNodeServer(
-              s.name,
-              s.network,
-              s.family,
-              s.role,
-              chain,
-              options.chainIds?.[s.network] ?? defaultChainId(s.network),
-              FAMILIES[s.family],
-              retention,
-              s.host ?? '127.0.0.1',
-              s.port ?? 0,
-            );
+      const setup: NodeSetup = {
+        name: s.name,
+        network: s.network,
+        family: s.family,
+        role: s.role,
+        chain,
+        chainId: options.chainIds?.[s.network] ?? defaultChainId(s.network),
+        settings,
+        now: options.now ?? Date.now,
+        host: s.host ?? '127.0.0.1',
+        port: s.port ?? 0,
+        credentials: s.credentials,
+      };
+      const node = family.kind === 'http' ? new DevnetNodeServer(setup, family) : family.createNode(setup);
       nodes.set(s.name, node);
       await node.listen();
     }
@@ -145,7 +107,7 @@ export async function startDevnet(specs: readonly DevnetNodeSpec[], options: Dev
     for (const c of chains.values()) c.stop();
     throw err;
   }
-  const control = options.noControl === true ? undefined : await startControl(nodes, chains, options.controlPort ?? 0);
+  const control = options.noControl === true ? undefined : await startControl(nodes, chains, settings, options.controlPort ?? 0);
   return {
     nodes,
     chains,

@@ -1,28 +1,51 @@
-// What every simulated node shares whatever its transport (HTTP in node-server.ts,
-// gRPC in sdk-grpc.ts): its view of the chain (height, held back by the stalled fault;
-// retention by role), the record of what it received, and the fault switches (down
-// stops the server and up starts it again; clearing hang drops hung calls; clearing
-// hold answers the calls it held back).
+// What every simulated node shares whatever its transport (HTTP in node-server.ts, a
+// server family's own, like sdk-grpc's gRPC server): its view of the chain (height, held
+// back by the stalled fault or pushed ahead by the headOffset fault; retention by role;
+// the chain it claims, another under the otherChain fault),
+// the record of what it received, and the fault switches (down stops the server and up
+// starts it again; clearing hang drops hung calls; clearing hold answers the calls it
+// held back).
 
 import type { SimChain } from './chain.js';
-import type { NodeFaults, RecordedRequest } from './index.js';
+import { headersMatch, type DevnetCredentials } from './credentials.js';
+import type { DevnetSettings, NodeSetup, NodeView } from './family.js';
+import type { NodeFaults, NodeRole, RecordedRequest, SimulatedNode } from './types.js';
 
 const MAX_RECORDS = 10_000;
 
-export abstract class DevnetNodeBase {
+export abstract class DevnetNodeBase implements SimulatedNode, NodeView {
   readonly received: RecordedRequest[] = [];
   url = '';
+  readonly name: string;
+  readonly network: string;
+  readonly family: string;
+  readonly role: NodeRole;
+  readonly chain: SimChain;
+  private readonly ownChainId: number;
+  readonly settings: DevnetSettings;
+  readonly now: () => number;
+  /** What every request must carry (credentials.ts); undefined: nothing. */
+  readonly credentials: DevnetCredentials | undefined;
   protected faults: NodeFaults = {};
   private stalledAt: number | undefined;
   private held: Array<() => void> = [];
 
-  constructor(
-    readonly name: string,
-    readonly network: string,
-    readonly role: 'full' | 'archive',
-    readonly chain: SimChain,
-    private readonly fullRetention: number,
-  ) {}
+  constructor(setup: NodeSetup) {
+    this.name = setup.name;
+    this.network = setup.network;
+    this.family = setup.family;
+    this.role = setup.role;
+    this.chain = setup.chain;
+    this.ownChainId = setup.chainId;
+    this.settings = setup.settings;
+    this.now = setup.now;
+    this.credentials = setup.credentials;
+  }
+
+  /** Does a call carry the node's required headers (gRPC metadata)? */
+  protected headersAccepted(headers: Readonly<Record<string, string | string[] | undefined>>): boolean {
+    return headersMatch(this.credentials, headers);
+  }
 
   abstract listen(): Promise<void>;
   /** Stop serving: connections refused until listen() again. */
@@ -30,13 +53,27 @@ export abstract class DevnetNodeBase {
   /** Answer or drop every call the hang fault holds. */
   protected abstract releaseHung(): void;
 
+  /** The EVM chain id it claims: its network's, or another under the otherChain fault. */
+  get chainId(): number {
+    return this.faults.otherChain === true ? this.ownChainId + 1 : this.ownChainId;
+  }
+
+  networkId(): string {
+    return `${this.network}-${this.faults.otherChain === true ? 'other' : 'devnet'}-1`;
+  }
+
   height(): number {
     const h = this.chain.height();
-    return this.stalledAt === undefined ? h : Math.min(h, this.stalledAt);
+    // headOffset: a lying (or broken) node that claims blocks nobody else has.
+    return (this.stalledAt === undefined ? h : Math.min(h, this.stalledAt)) + (this.faults.headOffset ?? 0);
   }
 
   earliest(): number {
-    return this.role === 'archive' ? 1 : Math.max(1, this.height() - this.fullRetention + 1);
+    return this.role === 'archive' ? 1 : Math.max(1, this.height() - this.settings.fullRetention + 1);
+  }
+
+  maxLogsRange(): number | undefined {
+    return this.faults.maxLogsRange ?? this.settings.maxLogsRange;
   }
 
   /** Under the hold fault, keep an answer back until the fault is cleared; true when kept. */

@@ -1,6 +1,7 @@
-// One simulated node: an HTTP server speaking its family's protocol, recording every
-// request it receives, with faults that tests and the control server switch on and
-// off at run time (latency, errors, hangs, bad bodies, a stalled head, down).
+// One simulated node of an HTTP family: an HTTP server speaking its family's protocol
+// (JSON-RPC over POST and WebSocket, plain HTTP routes, subscriptions), recording every
+// request it receives, with faults that tests and the control server switch on and off
+// at run time (latency, errors, hangs, bad bodies, a stalled head, down).
 
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -8,9 +9,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { memberRaw, splitArray } from '../jsonrpc/raw-json.js';
-import type { SimChain } from './chain.js';
-import type { DevRequest, Family, Feed, NodeView, RpcOutcome } from './family.js';
-import type { DevnetFamily } from './index.js';
+import { admit } from './credentials.js';
+import type { DevRequest, Feed, HttpFamily, NodeProtocol, NodeSetup, RpcOutcome } from './family.js';
 import { DevnetNodeBase } from './node-base.js';
 
 /** After a stall, at most this many missed blocks are pushed to subscribers. */
@@ -30,7 +30,7 @@ function rpcText(id: string, outcome: RpcOutcome): string {
   return `{"jsonrpc":"2.0","id":${idText},"result":${JSON.stringify(outcome.result ?? null)}}`;
 }
 
-export class DevnetNodeServer extends DevnetNodeBase implements NodeView {
+export class DevnetNodeServer extends DevnetNodeBase {
   private server: Server | undefined;
   private readonly hung = new Set<ServerResponse>();
   private readonly sockets = new Set<Socket>();
@@ -39,23 +39,19 @@ export class DevnetNodeServer extends DevnetNodeBase implements NodeView {
   private readonly wsConns = new Set<DevSocket>();
   /** The last height pushed to subscribers. */
   private pushed: number;
+  private readonly host: string;
+  private readonly protocol: NodeProtocol;
 
   constructor(
-    name: string,
-    network: string,
-    readonly family: DevnetFamily,
-    role: 'full' | 'archive',
-    chain: SimChain,
-    readonly chainId: number,
-    private readonly impl: Family,
-    fullRetention: number,
-    private readonly host: string,
-    port: number,
+    setup: NodeSetup,
+    private readonly impl: HttpFamily,
   ) {
-    super(name, network, role, chain, fullRetention);
-    this.port = port;
-    this.pushed = chain.height();
-    chain.onBlocks(() => this.push());
+    super(setup);
+    this.host = setup.host;
+    this.port = setup.port;
+    this.pushed = setup.chain.height();
+    this.protocol = impl.node(this);
+    setup.chain.onBlocks(() => this.push());
   }
 
   async listen(): Promise<void> {
@@ -91,7 +87,13 @@ export class DevnetNodeServer extends DevnetNodeBase implements NodeView {
 
   /** WebSocket at the JSON-RPC path: calls answered as over HTTP, plus the family's subscriptions. */
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const path = (req.url ?? '/').split('?')[0] as string;
+    const target = admit(this.credentials, req.url ?? '/', req.headers);
+    if (target === undefined) {
+      this.record({ method: 'WS', path: req.url ?? '/', headers: { ...req.headers }, body: '', at: this.now() });
+      socket.end('HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      return;
+    }
+    const path = target.split('?')[0] as string;
     if (!this.impl.rpcPath(path)) {
       socket.destroy();
       return;
@@ -103,16 +105,16 @@ export class DevnetNodeServer extends DevnetNodeBase implements NodeView {
       ws.on('error', () => undefined);
       ws.on('message', (data) => {
         const text = (data as Buffer).toString('utf8');
-        this.record({ method: 'WS', path: req.url ?? '/', headers: { ...req.headers }, body: text, at: Date.now() });
+        this.record({ method: 'WS', path: req.url ?? '/', headers: { ...req.headers }, body: text, at: this.now() });
         if (this.faults.hang === true) return;
         const delay = this.faults.latencyMs ?? 0;
-        if (delay > 0) setTimeout(() => this.wsAnswer(conn, text), delay);
-        else this.wsAnswer(conn, text);
+        if (delay > 0) setTimeout(() => void this.wsAnswer(conn, text), delay);
+        else void this.wsAnswer(conn, text);
       });
     });
   }
 
-  private wsAnswer(conn: DevSocket, text: string): void {
+  private async wsAnswer(conn: DevSocket, text: string): Promise<void> {
     const send = (t: string): void => {
       if (t !== '' && conn.ws.readyState === conn.ws.OPEN) conn.ws.send(t);
     };
@@ -122,11 +124,11 @@ export class DevnetNodeServer extends DevnetNodeBase implements NodeView {
     } catch {
       return send('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}');
     }
-    const subs = this.impl.subscriptions;
+    const subs = this.protocol.subscriptions;
     const v = value as { method?: unknown; params?: unknown } | null;
     if (subs !== undefined && v !== null && typeof v === 'object' && !Array.isArray(v) && typeof v.method === 'string') {
       const id = memberRaw(text.trim(), 'id') ?? 'null';
-      const opened = subs.open(v.method, v.params, this);
+      const opened = subs.open(v.method, v.params);
       if (opened !== undefined) {
         if ('error' in opened) return send(rpcText(id, { error: opened.error }));
         const subId = `0x${randomBytes(16).toString('hex')}`;
@@ -138,7 +140,7 @@ export class DevnetNodeServer extends DevnetNodeBase implements NodeView {
         return send(rpcText(id, { result: typeof target === 'string' && conn.subs.delete(target) }));
       }
     }
-    send(this.misbehave(this.jsonRpc(text)));
+    send(this.misbehave(await this.jsonRpc(text)));
   }
 
   /** New heights reached: every subscription pushes what its feed has for each of them. */
@@ -170,17 +172,19 @@ export class DevnetNodeServer extends DevnetNodeBase implements NodeView {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const path = req.url ?? '/';
-      this.record({ method: req.method ?? 'GET', path, headers: { ...req.headers }, body, at: Date.now() });
+      this.record({ method: req.method ?? 'GET', path: req.url ?? '/', headers: { ...req.headers }, body, at: this.now() });
+      // A provider's node refuses calls without its credentials; the rest is answered below its base path.
+      const path = admit(this.credentials, req.url ?? '/', req.headers);
+      if (path === undefined) return this.send(res, 401, '{"error":"devnet: this node requires credentials"}');
       const delay = this.faults.latencyMs ?? 0;
-      if (delay > 0) setTimeout(() => this.answer(req, res, path, body), delay);
-      else this.answer(req, res, path, body);
+      if (delay > 0) setTimeout(() => void this.answer(req, res, path, body), delay);
+      else void this.answer(req, res, path, body);
     });
   }
 
-  private answer(req: IncomingMessage, res: ServerResponse, path: string, body: string): void {
+  private async answer(req: IncomingMessage, res: ServerResponse, path: string, body: string): Promise<void> {
     const f = this.faults;
-    if (this.holdBack(() => this.answer(req, res, path, body))) return;
+    if (this.holdBack(() => void this.answer(req, res, path, body))) return;
     if (f.hang === true) {
       this.hung.add(res);
       res.on('close', () => this.hung.delete(res));
@@ -204,9 +208,9 @@ export class DevnetNodeServer extends DevnetNodeBase implements NodeView {
     let text: string;
     let headers: Readonly<Record<string, string>> | undefined;
     if (request.method === 'POST' && this.impl.rpcPath(pathname)) {
-      text = this.misbehave(this.jsonRpc(body));
+      text = this.misbehave(await this.jsonRpc(body));
     } else {
-      const a = this.impl.http?.(request, this);
+      const a = await this.protocol.http?.(request);
       if (a === undefined) {
         status = 404;
         text = '{"error":"not found"}';
@@ -247,7 +251,7 @@ export class DevnetNodeServer extends DevnetNodeBase implements NodeView {
   }
 
   /** A JSON-RPC body, single or batch, answered with every id echoed byte for byte. */
-  private jsonRpc(body: string): string {
+  private async jsonRpc(body: string): Promise<string> {
     let value: unknown;
     try {
       value = JSON.parse(body);
@@ -257,24 +261,20 @@ export class DevnetNodeServer extends DevnetNodeBase implements NodeView {
     if (Array.isArray(value)) {
       const raws = splitArray(body) ?? [];
       if (value.length === 0) return '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"empty batch"}}';
-      const out: string[] = [];
-      value.forEach((item, i) => {
-        const t = this.item(item, raws[i] ?? '');
-        if (t !== undefined) out.push(t);
-      });
-      return `[${out.join(',')}]`;
+      const answers = await Promise.all(value.map((item, i) => this.item(item, raws[i] ?? '')));
+      return `[${answers.filter((t) => t !== undefined).join(',')}]`;
     }
-    return this.item(value, body.trim()) ?? '';
+    return (await this.item(value, body.trim())) ?? '';
   }
 
-  private item(value: unknown, raw: string): string | undefined {
+  private async item(value: unknown, raw: string): Promise<string | undefined> {
     if (value === null || typeof value !== 'object') return rpcText('null', { error: { code: -32600, message: 'invalid request' } });
     const v = value as { id?: unknown; method?: unknown; params?: unknown };
     const id = 'id' in v ? (memberRaw(raw, 'id') ?? 'null') : undefined;
     if (typeof v.method !== 'string') return rpcText(id ?? 'null', { error: { code: -32600, message: 'invalid request' } });
     let outcome: RpcOutcome | undefined;
     try {
-      outcome = this.impl.rpc(v.method, v.params, this);
+      outcome = await this.protocol.rpc(v.method, v.params);
     } catch (err) {
       outcome = { error: { code: -32602, message: `invalid params: ${(err as Error).message}` } };
     }

@@ -13,21 +13,23 @@ import {
   type ServerHttp2Stream,
 } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import type { ChainRuntime } from '../chain-runtime.js';
 import { GatewayError } from '../errors.js';
-import type { EndpointTable } from '../http/endpoints.js';
+import { newOutcome, outcomeOf, recordRequest, requestIdOf, traceIdOf } from '../exec/request-record.js';
+import { refuse } from '../grpc-wire/status.js';
+import { clientAddress, type TrustedProxies } from '../exec/client-address.js';
+import type { EndpointTable } from '../ingress/endpoints.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { newOutcome, outcomeOf, recordRequest, requestIdOf } from '../calls/request-record.js';
-import type { GrpcRelay } from './relay.js';
-import { refuse } from './status.js';
+import type { ClientConnections } from '../ingress/client-connections.js';
+import { Tracing } from '../trace/tracing.js';
+import type { GrpcChain, GrpcRelay } from './relay.js';
 
 /** `/package.Service/Method`: the only paths gRPC clients send. */
 const GRPC_PATH = /^\/[A-Za-z_][A-Za-z0-9_.]*\/[A-Za-z_][A-Za-z0-9_]*$/;
 
 export interface GrpcListenerDeps {
   /** gRPC chain endpoints by host; read per call so a reload can swap it. */
-  readonly endpoints: () => EndpointTable<ChainRuntime>;
+  readonly endpoints: () => EndpointTable<GrpcChain>;
   readonly relay: GrpcRelay;
   readonly metrics: Metrics;
   readonly logger: Logger;
@@ -36,8 +38,16 @@ export interface GrpcListenerDeps {
   readonly maxPathLength: () => number;
   readonly maxHeaderBytes: number;
   readonly maxConnections: number;
+  /** Calls one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); more are refused by HTTP/2. */
+  readonly maxConcurrentStreams: number;
+  /** Connections per client address. */
+  readonly perClient: ClientConnections;
   /** Sessions without a call for this long are closed (GOAWAY). */
   readonly idleTimeoutMs: number;
+  /** Proxies whose x-forwarded-for names the client in request log lines. */
+  readonly trustedProxies: () => TrustedProxies;
+  /** Spans of calls; off when absent. */
+  readonly tracing?: Tracing;
 }
 
 export class GrpcListener {
@@ -47,8 +57,14 @@ export class GrpcListener {
   address = '';
 
   constructor(private readonly deps: GrpcListenerDeps) {
-    this.server = createServer({ settings: { maxHeaderListSize: deps.maxHeaderBytes }, maxSessionInvalidFrames: 100 });
+    this.server = createServer({
+      settings: { maxHeaderListSize: deps.maxHeaderBytes, maxConcurrentStreams: deps.maxConcurrentStreams },
+      // Floods of malformed frames or of streams refused over the cap end the connection.
+      maxSessionInvalidFrames: 100,
+      maxSessionRejectedStreams: 100,
+    });
     this.server.maxConnections = deps.maxConnections;
+    deps.perClient.attach(this.server);
     this.server.on('session', (session: ServerHttp2Session) => {
       this.sessions.add(session);
       session.setTimeout(deps.idleTimeoutMs, () => session.close());
@@ -98,6 +114,11 @@ export class GrpcListener {
     const chain = routed.target;
     const requestId = requestIdOf(headers['x-request-id']);
     const result = newOutcome();
+    result.traceId = traceIdOf(headers.traceparent);
+    // Read now: a stream that has ended is no longer attached to its session.
+    const peer = stream.session?.socket?.remoteAddress;
+    const tracing = deps.tracing ?? Tracing.off;
+    if (tracing.on) result.span = tracing.request('grpc', chain.name, headers);
     let status = 0;
     chain.load.inFlight++;
     try {
@@ -119,7 +140,17 @@ export class GrpcListener {
       deps.logger.error('gRPC call failed unexpectedly', { requestId, chain: chain.name, error: (err as Error).stack ?? String(err) });
     } finally {
       chain.load.inFlight--;
-      recordRequest(deps.metrics, deps.logger, { requestId, chain: chain.name, transport: 'grpc', status, started, result });
+      const logged = deps.logger.enabled('info');
+      recordRequest(deps.metrics, deps.logger, {
+        requestId,
+        chain: chain.name,
+        transport: 'grpc',
+        status,
+        started,
+        result,
+        client: logged ? clientAddress(peer, headers['x-forwarded-for'], deps.trustedProxies()) : undefined,
+        userAgent: headers['user-agent'],
+      });
     }
   }
 

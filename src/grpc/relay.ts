@@ -1,28 +1,34 @@
-// One gRPC call through the gateway once its chain endpoint is known, in the order of
-// the HTTP pipeline: key (metadata `apikey`, removed at once) → request → key lookup →
-// chain permission → plugin.parseGrpc → method and archive permission → admission →
-// nodes in turn until one answers and its answer relayed as it streams (forward.ts).
-// Messages are never decoded: bytes pass through between their boundaries.
+// One gRPC call through the gateway once its chain endpoint is known: the key from
+// metadata `apikey` (checked, and removed, before the message is read) → the request
+// message → plugin's codec → the call path with a gRPC exchange (nodes in turn until
+// one answers, committed at the first byte) → the answer relayed as it streams
+// (answer-relay.ts). Messages are never decoded: bytes pass between their boundaries.
 
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
-import { extractKey } from '../auth/extract.js';
-import type { KeyCache } from '../auth/key-cache.js';
-import { hashKey } from '../auth/key-format.js';
-import type { KeyRecord } from '../auth/key-store.js';
-import type { CallAccess } from '../calls/access.js';
-import { outcomeOf, type RequestOutcome } from '../calls/request-record.js';
+import { constants } from 'node:http2';
 import type { ChainRuntime } from '../chain-runtime.js';
+import type { Principal } from '../exec/access.js';
+import type { CallPath } from '../exec/call-path.js';
+import { GrpcExchange } from '../exec/grpc-exchange.js';
+import type { Identifier } from '../exec/identify.js';
+import { RestrictedError } from '../exec/restrict.js';
+import { outcomeOf, type RequestOutcome } from '../exec/request-record.js';
 import { GatewayError, isGatewayError } from '../errors.js';
-import type { Call, ChainHandler } from '../plugin.js';
+import { MessageScanner, PREFIX_BYTES } from '../grpc-wire/frames.js';
+import { parseGrpcTimeout, refuse } from '../grpc-wire/status.js';
+import type { GrpcCall, GrpcCodec } from '../plugin/contract.js';
 import type { Admission } from '../quota/admission.js';
-import { Forward } from './forward.js';
-import { MessageScanner, PREFIX_BYTES } from './frames.js';
-import { parseGrpcTimeout, refuse } from './status.js';
+import { relayEnded, relayStream, type RelayContext } from './answer-relay.js';
 
-export interface GrpcRelayDeps {
-  readonly keys: KeyCache;
-  /** Permissions and admission, the same as every other transport's. */
-  readonly access: CallAccess;
+/** A chain endpoint the gRPC listener serves: its plugin reads gRPC calls. */
+export type GrpcChain = ChainRuntime & { readonly handler: { readonly grpc: GrpcCodec<unknown> } };
+
+export function isGrpcChain(rt: ChainRuntime): rt is GrpcChain {
+  return rt.handler.grpc !== undefined;
+}
+
+/** Limits read per call, so a reload applies them at once. */
+export interface GrpcLimits {
   readonly maxBodyBytes: number;
   /** Largest message a node may answer with; a larger one counts as the node failing. */
   readonly maxResponseBytes: number;
@@ -30,14 +36,19 @@ export interface GrpcRelayDeps {
   readonly requestTimeoutMs: number;
   /** Time a client has to send its whole request. */
   readonly requestReadTimeoutMs: number;
-  /** The clock of limits and usage days (tests move it); deadlines use real time. */
-  readonly now: () => number;
-  touch(keyId: string, at: number): void;
 }
 
-/** Request headers that belong to one hop, or to the gateway, never to the node. */
+export interface GrpcRelayDeps {
+  readonly identifier: Identifier;
+  readonly path: CallPath;
+  readonly limits: () => GrpcLimits;
+}
+
+/** Request headers that belong to one hop, or to the gateway, or are a customer's credentials: never sent to a node. */
 const NOT_FORWARDED = new Set([
   'apikey',
+  'apikey-bin',
+  'authorization',
   'connection',
   'keep-alive',
   'proxy-connection',
@@ -63,7 +74,7 @@ function forwardable(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
   return out;
 }
 
-function rateMetadata(admission: Admission | undefined): Record<string, string> | undefined {
+function rateMetadata(admission: Admission | undefined): Readonly<Record<string, string>> | undefined {
   const h = admission?.headers;
   if (h === undefined) return undefined;
   return { 'ratelimit-limit': String(h.limit), 'ratelimit-remaining': String(h.remaining), 'ratelimit-reset': String(h.reset) };
@@ -118,75 +129,99 @@ export class GrpcRelay {
   constructor(private readonly deps: GrpcRelayDeps) {}
 
   /**
-   * Handle one call to the end; `result` is filled in for metrics and the log, and the
+   * Handle one call to the end; `trace` is filled in for metrics and the log, and the
    * returned number is the gRPC status the client was given (or CANCELLED = 1 when it left).
    */
-  async handle(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, chain: ChainRuntime, result: RequestOutcome): Promise<number> {
+  async handle(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, chain: GrpcChain, trace: RequestOutcome): Promise<number> {
     const { deps } = this;
     const fail = (e: GatewayError, extra?: Readonly<Record<string, string>>): number => {
-      result.outcome = outcomeOf(e);
+      trace.outcome = outcomeOf(e);
       refuse(stream, e, extra);
       return e.grpcCode;
     };
-    let key: string | undefined;
-    let keyError: GatewayError | undefined;
-    try {
-      key = extractKey(headers.apikey, '').key;
-    } catch (err) {
-      const e = err as GatewayError;
-      keyError = e.code === 'MISSING_KEY' ? new GatewayError('MISSING_KEY', { message: MISSING_KEY_MESSAGE }) : e;
-    }
+    // An auth failure ends its connection (GOAWAY: calls in flight on it finish): a key guesser pays a new connection per guess.
+    const refuseKey = (e: GatewayError): number => {
+      const code = fail(e);
+      stream.session?.close();
+      return code;
+    };
+    if (headers.apikey === undefined) return refuseKey(new GatewayError('MISSING_KEY', { message: MISSING_KEY_MESSAGE }));
+    let who = deps.identifier.identify(chain, { headers, socket: stream.session?.socket }, '', 'grpc');
     // From here on nothing can forward the key: it is gone from the headers.
     delete headers.apikey;
-    const clientMs = parseGrpcTimeout(headers['grpc-timeout']);
-    const deadline = Date.now() + Math.min(clientMs ?? Infinity, deps.requestTimeoutMs);
+    if (who instanceof Promise) who = await who;
+    if (who instanceof RestrictedError) trace.key = who.key;
+    if (isGatewayError(who)) return who.code === 'FORBIDDEN' ? fail(who) : refuseKey(who);
+    const { principal } = who;
+    trace.key = principal.record;
 
-    const read = await readRequest(stream, deps.maxBodyBytes, Math.min(deps.requestReadTimeoutMs, Math.max(1, deadline - Date.now())));
+    const limits = deps.limits();
+    const clientMs = parseGrpcTimeout(headers['grpc-timeout']);
+    const deadline = Date.now() + Math.min(clientMs ?? Infinity, limits.requestTimeoutMs);
+    const read = await readRequest(stream, limits.maxBodyBytes, Math.min(limits.requestReadTimeoutMs, Math.max(1, deadline - Date.now())));
     if (read === 'gone') {
-      result.outcome = 'cancelled';
+      trace.outcome = 'cancelled';
       return 1;
     }
     if ('error' in read) return fail(read.error);
+    trace.bytesIn = read.body.length;
 
-    let record: KeyRecord | undefined;
-    if (keyError === undefined) {
-      try {
-        const hash = hashKey(key as string);
-        record = (deps.keys.peekHash(hash) ?? (await deps.keys.lookupHash(hash))).record;
-      } catch (err) {
-        keyError = err as GatewayError;
-      }
-    }
-    if (keyError !== undefined || record === undefined) return fail(keyError ?? new GatewayError('INVALID_KEY'));
-    result.key = record;
-    deps.touch(record.id, deps.now());
-
-    const tier = deps.access.tierFor(record, chain);
-    if (isGatewayError(tier)) return fail(tier);
-    const handler = chain.handler as Required<Pick<ChainHandler, 'parseGrpc' | 'judgeGrpc'>> & ChainHandler;
-    let call: Call;
+    let call: GrpcCall;
     try {
       const compressed = read.body[0] === 1;
-      call = handler.parseGrpc({
-        path: headers[':path'] as string,
-        metadata: headers,
-        message: compressed ? undefined : read.body.subarray(PREFIX_BYTES),
-      });
+      const message = compressed ? undefined : read.body.subarray(PREFIX_BYTES);
+      call = chain.handler.grpc.parse({ path: headers[':path'] as string, metadata: headers, message });
     } catch (err) {
       return fail(isGatewayError(err) ? err : new GatewayError('INVALID_REQUEST', { cause: err }));
     }
-    const routing = deps.access.route(chain, record, tier, call);
-    if (isGatewayError(routing)) return fail(routing);
-    result.label = routing.label;
-    const admitted = await deps.access.admit(chain, record, tier, routing.cost);
-    if (isGatewayError(admitted)) return fail(admitted);
-    const admission = admitted.admission;
-    if (admitted.error !== undefined) return fail(admitted.error, rateMetadata(admission));
+    return this.forward(stream, chain, principal, call, read.body, forwardable(headers), deadline, limits, trace);
+  }
 
-    const status = await new Forward(stream, chain, handler, call, routing, read.body, forwardable(headers), deadline, deps, result).run(
-      rateMetadata(admission),
-    );
-    if (status !== 0 && status !== 1) deps.access.countErrors(record.id, chain.name, 1);
-    return status;
+  private async forward(
+    client: ServerHttp2Stream,
+    chain: GrpcChain,
+    principal: Principal,
+    call: GrpcCall,
+    body: Buffer,
+    metadata: OutgoingHttpHeaders,
+    deadline: number,
+    limits: GrpcLimits,
+    trace: RequestOutcome,
+  ): Promise<number> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), Math.max(1, deadline - Date.now()));
+    let gone = false;
+    // A client that cancels (RST_STREAM) or drops the connection: stop, and cancel the node's call.
+    client.once('close', () => {
+      if (client.rstCode !== constants.NGHTTP2_NO_ERROR || !client.writableFinished) {
+        gone = true;
+        abort.abort();
+      }
+    });
+    const codec = chain.handler.grpc;
+    const clientGone = (): boolean => gone;
+    try {
+      const exchange = new GrpcExchange(codec, body, metadata, deadline, limits.maxResponseBytes, abort.signal, clientGone);
+      const run = await this.deps.path.run({ chain, principal, calls: [call], exchange, deadline, trace });
+      const rate = rateMetadata(run.admission);
+      const r = run.results[0];
+      if (gone) {
+        trace.outcome = 'cancelled';
+        return 1;
+      }
+      if (r === undefined || isGatewayError(r) || r.answer === undefined) {
+        const e = r !== undefined && isGatewayError(r) ? r : new GatewayError('UPSTREAM_FAILED');
+        trace.outcome = outcomeOf(e);
+        refuse(client, e, rate);
+        return e.grpcCode;
+      }
+      const ctx: RelayContext = { client, codec, call, maxResponseBytes: limits.maxResponseBytes, signal: abort.signal, clientGone, rate };
+      const relayed = r.answer.started.trailers !== undefined ? relayEnded(ctx, r.answer, r.verdict) : await relayStream(ctx, r.answer);
+      trace.outcome = relayed.outcome;
+      trace.bytesOut = relayed.bytes;
+      return relayed.code;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

@@ -1,15 +1,19 @@
 // The admin listener: health (liveness, readiness, per-chain pool state), /metrics,
-// the key API behind the admin token, and the account dashboard unless it has a
-// port of its own. Kept off the traffic port so operators can firewall it.
+// the key and node APIs behind the admin token, and the account dashboard unless it
+// has a port of its own. Kept off the traffic port so operators can firewall it.
 
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import type { ChainRuntime } from '../chain-runtime.js';
+import { redactHeaders, redactUrl } from '../config/redact.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { KeyService } from '../auth/key-service.js';
+import type { PoolNode } from '../pool/pool-node.js';
+import type { KeyChangeGuard, KeyService } from '../auth/key-service.js';
+import type { NodeHolds } from '../node-holds.js';
 import type { Limiter } from '../quota/limiter.js';
 import { tokenMatcher } from './admin-auth.js';
 import { mountKeyApi } from './keys-api.js';
+import { mountNodeApi } from './nodes-api.js';
 
 export type Lifecycle = 'starting' | 'ready' | 'draining';
 
@@ -19,31 +23,65 @@ export interface AdminAppDeps {
   readonly lifecycle: () => Lifecycle;
   readonly store: () => { kind: string; up: boolean; policy: string };
   readonly keys: KeyService;
+  /** Paces key changes per account (the dashboard's budget too). */
+  readonly keyChanges: KeyChangeGuard;
   readonly limiter: Limiter;
+  /** Operators' holds on nodes (cordon, drain). */
+  readonly holds: NodeHolds;
   readonly adminToken: string | undefined;
   readonly maxBodyBytes: number;
   /** The dashboard (handles /dashboard/*, passes the rest on); absent when off or on its own port. */
   readonly dashboard?: Middleware;
 }
 
-function poolState(rt: ChainRuntime): object {
+/** What a node said of itself at its last description (src/pool/describe.ts), null before one. */
+function describedState(n: PoolNode): object | null {
+  const d = n.described;
+  if (d === undefined || n.describedAt === undefined) return null;
+  return {
+    chainId: d.chainId ?? null,
+    client: d.client ?? null,
+    earliest: d.earliest ?? null,
+    role: d.role ?? null,
+    namespaces: d.namespaces ?? [],
+    at: new Date(n.describedAt).toISOString(),
+  };
+}
+
+function poolState(rt: ChainRuntime, holds: NodeHolds): object {
   return {
     chain: rt.name,
     plugin: rt.config.plugin,
     strategy: rt.config.strategy,
     head: rt.pool.view.head ?? null,
+    chainId: rt.pool.chainId ?? null,
     usable: rt.pool.hasUsableNode(),
-    nodes: rt.pool.nodes.map((n) => ({
-      name: n.name,
-      role: n.role,
-      inRotation: n.inRotation,
-      reason: n.outReason || null,
-      head: n.head ?? null,
-      earliest: n.earliest ?? null,
-      lag: n.lag,
-      breaker: n.breakerState,
-      latencyMs: n.ewmaMs === undefined ? null : Math.round(n.ewmaMs * 100) / 100,
-    })),
+    nodes: rt.pool.nodes.map((n) => {
+      const hold = holds.get(rt.name, n.name);
+      return {
+        name: n.name,
+        role: n.role,
+        // An operator's hold: cordoned or draining (since, reason), else active.
+        state: hold?.state ?? 'active',
+        since: hold?.since ?? null,
+        holdReason: hold?.reason || null,
+        inFlight: n.inFlight,
+        subscriptions: rt.subscriptions?.carriedBy(n) ?? 0,
+        // Tokens in a node's URL path or query and its header values are secrets.
+        url: redactUrl(n.config.url),
+        ws: rt.subscriptions === undefined ? undefined : redactUrl(n.config.ws),
+        headers: redactHeaders(n.config.headers),
+        inRotation: n.inRotation,
+        reason: n.outReason || null,
+        head: n.head ?? null,
+        earliest: n.earliest ?? null,
+        lag: n.lag,
+        breaker: n.breakerState,
+        latencyMs: n.ewmaMs === undefined ? null : Math.round(n.ewmaMs * 100) / 100,
+        described: describedState(n),
+        mismatches: n.mismatches.map((m) => m.text),
+      };
+    }),
   };
 }
 
@@ -60,7 +98,7 @@ export function createAdminApp(deps: AdminAppDeps): Koa {
     const state = deps.lifecycle();
     const unusable = deps
       .chains()
-      .filter((c) => !c.pool.hasUsableNode())
+      .filter((c) => !c.pool.hasHealthyNode())
       .map((c) => c.name);
     const store = deps.store();
     // Fail-open keeps serving without the store; fail-closed cannot.
@@ -70,7 +108,7 @@ export function createAdminApp(deps: AdminAppDeps): Koa {
     ctx.body = { status: ready ? 'ready' : 'not ready', lifecycle: state, chainsWithoutNodes: unusable, store };
   });
   router.get('/health/chains', (ctx) => {
-    ctx.body = { chains: deps.chains().map(poolState) };
+    ctx.body = { chains: deps.chains().map((rt) => poolState(rt, deps.holds)) };
   });
   router.get('/metrics', async (ctx) => {
     ctx.type = deps.metrics.registry.contentType;
@@ -79,7 +117,14 @@ export function createAdminApp(deps: AdminAppDeps): Koa {
 
   mountKeyApi(router, {
     keys: deps.keys,
+    keyChanges: deps.keyChanges,
     limiter: deps.limiter,
+    authorized: tokenMatcher(deps.adminToken),
+    maxBodyBytes: deps.maxBodyBytes,
+  });
+  mountNodeApi(router, {
+    holds: deps.holds,
+    chains: deps.chains,
     authorized: tokenMatcher(deps.adminToken),
     maxBodyBytes: deps.maxBodyBytes,
   });

@@ -1,17 +1,19 @@
 // The admin key API: create (the value is in this answer and nowhere else), list,
-// show, revoke, rotate and usage. Every route needs the admin token; with no token
-// configured the API is closed.
+// show, revoke, rotate, restrict and usage. Every route needs the admin token; with no token
+// configured the API is closed. Changes are paced per account like the dashboard's
+// (a customer-facing backend may drive this API), within the cap on active keys.
 
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import type { KeyService } from '../auth/key-service.js';
-import { KeyInputError, KeyNotFoundError } from '../auth/key-store.js';
+import type { KeyChangeGuard, KeyService } from '../auth/key-service.js';
+import { KeyChangesLimitedError, KeyInputError, KeyNotFoundError } from '../auth/key-store.js';
 import type { Limiter } from '../quota/limiter.js';
 import { jsonBody, problem } from './json-api.js';
 import { keyView } from './key-view.js';
 
 export interface KeyApiDeps {
   readonly keys: KeyService;
+  readonly keyChanges: KeyChangeGuard;
   readonly limiter: Limiter;
   readonly authorized: (header: string | undefined) => boolean;
   readonly maxBodyBytes: number;
@@ -27,7 +29,11 @@ export function mountKeyApi(router: Router, deps: KeyApiDeps): void {
       await next();
     } catch (err) {
       if (err instanceof KeyNotFoundError) return problem(ctx, 404, 'KEY_NOT_FOUND', err.message);
-      if (err instanceof KeyInputError) return problem(ctx, 400, 'INVALID_INPUT', err.message);
+      if (err instanceof KeyInputError) return problem(ctx, 400, 'INVALID_INPUT', err.message, err.field);
+      if (err instanceof KeyChangesLimitedError) {
+        ctx.set('retry-after', String(err.retryAfter));
+        return problem(ctx, 429, 'TOO_MANY_KEY_CHANGES', err.message);
+      }
       if (err instanceof SyntaxError) return problem(ctx, 400, 'INVALID_JSON', 'body is not valid JSON');
       throw err;
     }
@@ -41,7 +47,7 @@ export function mountKeyApi(router: Router, deps: KeyApiDeps): void {
     ctx.body = { keys: list.map((r) => keyView(r, now)) };
   });
   router.post('/admin/keys', async (ctx) => {
-    const { record, value } = await deps.keys.create(await jsonBody(ctx, deps.maxBodyBytes));
+    const { record, value } = await deps.keys.create(await jsonBody(ctx, deps.maxBodyBytes), deps.keyChanges);
     ctx.status = 201;
     ctx.set('cache-control', 'no-store');
     ctx.body = { key: value, record: keyView(record) };
@@ -52,11 +58,16 @@ export function mountKeyApi(router: Router, deps: KeyApiDeps): void {
     ctx.body = { record: keyView(record) };
   });
   router.post('/admin/keys/:id/revoke', async (ctx) => {
-    ctx.body = { record: keyView(await deps.keys.revoke(ctx.params.id as string)) };
+    ctx.body = { record: keyView(await deps.keys.revoke(ctx.params.id as string, deps.keyChanges)) };
+  });
+  router.post('/admin/keys/:id/restrict', async (ctx) => {
+    ctx.body = {
+      record: keyView(await deps.keys.restrict(ctx.params.id as string, await jsonBody(ctx, deps.maxBodyBytes), deps.keyChanges)),
+    };
   });
   router.post('/admin/keys/:id/rotate', async (ctx) => {
     const body = await jsonBody(ctx, deps.maxBodyBytes);
-    const { record, value } = await deps.keys.rotate(ctx.params.id as string, body.graceSeconds);
+    const { record, value } = await deps.keys.rotate(ctx.params.id as string, body.graceSeconds, deps.keyChanges);
     ctx.set('cache-control', 'no-store');
     ctx.body = { key: value, record: keyView(record) };
   });

@@ -3,26 +3,38 @@
 // JSON-RPC is a transport, not a chain: plugins of JSON-RPC families call this.
 
 import { GatewayError } from '../errors.js';
-import type { Call, InvalidItem, JsonLimits, RpcItem } from '../plugin.js';
-import { fewOpenings, memberRaw, nestingDepth, splitArray } from './raw-json.js';
+import type { InvalidItem, JsonLimits, JsonRpcCall, JsonRpcRequest, RpcItem } from '../plugin/contract.js';
+import { ENVELOPE_NAMES, memberNameProblem, unambiguousId, type ExactNames } from './member-names.js';
+import { arrayLongerThan, fewOpenings, memberRaw, nestingDepth, splitArray } from './raw-json.js';
 
 export type JsonRpcLimits = JsonLimits;
 
-export const DEFAULT_JSONRPC_LIMITS: JsonRpcLimits = { maxDepth: 32, maxMethodLength: 128 };
+export const DEFAULT_JSONRPC_LIMITS: JsonRpcLimits = { maxDepth: 32, maxMethodLength: 128, maxBatch: 1000 };
 
-export interface ParsedBody {
-  readonly batch: boolean;
-  readonly items: readonly RpcItem[];
-}
+/** What a plugin reads of an item at parse time (its `meta`), from the method and params. */
+export type MetaReader<M> = (method: string, params: unknown) => M;
+
+const NO_META: MetaReader<undefined> = () => undefined;
 
 function invalid(id: string | undefined, message: string): InvalidItem {
-  return { invalid: true, id, message };
+  return { kind: 'invalid', id, message };
 }
 
-function readItem(value: unknown, raw: string, limits: JsonRpcLimits): RpcItem {
+/** A raw id fit to echo: a string, a number or null (not an object a client slipped in). */
+function echoable(id: string | undefined): string | undefined {
+  if (id === undefined) return undefined;
+  const c = id.charCodeAt(0);
+  return c === 34 || c === 45 || (c >= 48 && c <= 57) || id === 'null' ? id : undefined;
+}
+
+function readItem<M>(value: unknown, raw: string, limits: JsonRpcLimits, meta: MetaReader<M>, names: ExactNames): RpcItem<M> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     return invalid(undefined, 'Invalid request: each request must be a JSON object');
   }
+  // What JSON.parse read must be what a Go node reads (last duplicate wins, names match
+  // in any case): an item where they could differ is refused, and nothing of it is sent.
+  const nameProblem = memberNameProblem(raw, names);
+  if (nameProblem !== undefined) return invalid(echoable(unambiguousId(raw)), nameProblem);
   const obj = value as Record<string, unknown>;
   let id: string | undefined;
   if ('id' in obj) {
@@ -42,19 +54,47 @@ function readItem(value: unknown, raw: string, limits: JsonRpcLimits): RpcItem {
   if ('params' in obj && (obj.params === null || typeof obj.params !== 'object')) {
     return invalid(id, 'Invalid request: "params" must be an array or an object');
   }
-  const call: Call = { method: obj.method, params: obj.params, id, raw };
+  const call: JsonRpcCall<M> = { kind: 'jsonrpc', method: obj.method, params: obj.params, id, raw, meta: meta(obj.method, obj.params) };
   return call;
 }
 
 /**
  * Parse a JSON-RPC request body. Throws PARSE_ERROR for text that is not JSON and
  * INVALID_REQUEST for an empty batch or a body nested too deep; item-level problems
- * become InvalidItems so the rest of a batch is still served.
+ * become InvalidItems so the rest of a batch is still served. `names`: member names
+ * the plugin reads inside params, which must be spelt exactly (see exactNames).
  */
-export function parseJsonRpcBody(text: string, limits: JsonRpcLimits = DEFAULT_JSONRPC_LIMITS): ParsedBody {
+export interface ParseOptions<M> {
+  /** What the plugin reads of each item at parse time (its `meta`). */
+  readonly meta?: MetaReader<M>;
+  /** Member names the plugin reads inside params, which must be spelt exactly (see exactNames). */
+  readonly names?: ExactNames;
+}
+
+export function parseJsonRpcBody(
+  text: string,
+  limits?: JsonRpcLimits,
+  options?: { readonly names?: ExactNames },
+): JsonRpcRequest<undefined>;
+export function parseJsonRpcBody<M>(
+  text: string,
+  limits: JsonRpcLimits,
+  options: { readonly meta: MetaReader<M>; readonly names?: ExactNames },
+): JsonRpcRequest<M>;
+export function parseJsonRpcBody<M>(
+  text: string,
+  limits: JsonRpcLimits = DEFAULT_JSONRPC_LIMITS,
+  options: ParseOptions<M | undefined> = {},
+): JsonRpcRequest<M | undefined> {
+  const meta = options.meta ?? NO_META;
+  const names = options.names ?? ENVELOPE_NAMES;
   const depth = fewOpenings(text, limits.maxDepth) ? 0 : nestingDepth(text, limits.maxDepth);
   if (depth > limits.maxDepth) {
     throw new GatewayError('INVALID_REQUEST', { message: `Invalid request: JSON nested deeper than ${limits.maxDepth}` });
+  }
+  // A batch longer than any tier allows is refused before JSON.parse builds it.
+  if (arrayLongerThan(text, limits.maxBatch)) {
+    throw new GatewayError('BATCH_TOO_LARGE', { message: `Batch is over the largest batch allowed (${limits.maxBatch} items)` });
   }
   let value: unknown;
   try {
@@ -66,11 +106,11 @@ export function parseJsonRpcBody(text: string, limits: JsonRpcLimits = DEFAULT_J
     if (value.length === 0) throw new GatewayError('INVALID_REQUEST', { message: 'Invalid request: empty batch' });
     const raws = splitArray(text);
     if (raws === undefined || raws.length !== value.length) throw new GatewayError('PARSE_ERROR');
-    const items = new Array<RpcItem>(value.length);
-    for (let i = 0; i < value.length; i++) items[i] = readItem(value[i], raws[i] as string, limits);
-    return { batch: true, items };
+    const items = new Array<RpcItem<M | undefined>>(value.length);
+    for (let i = 0; i < value.length; i++) items[i] = readItem(value[i], raws[i] as string, limits, meta, names);
+    return { kind: 'jsonrpc', batch: true, items };
   }
-  return { batch: false, items: [readItem(value, text.trim(), limits)] };
+  return { kind: 'jsonrpc', batch: false, items: [readItem(value, text.trim(), limits, meta, names)] };
 }
 
 /** A JSON-RPC error answer; `id` is raw JSON text (null when unknown). */
@@ -94,4 +134,12 @@ export function replyError(text: string): { code: number; message: string } | un
   } catch {
     return { code: 0, message: '' };
   }
+}
+
+/** A call like `call` with other params, its id and method as sent (pinning a height, cutting a range). */
+export function withParams(call: JsonRpcCall, params: readonly unknown[]): JsonRpcCall {
+  const method = memberRaw(call.raw, 'method') as string;
+  const id = call.id === undefined ? '' : `"id":${call.id},`;
+  const raw = `{"jsonrpc":"2.0",${id}"method":${method},"params":${JSON.stringify(params)}}`;
+  return { ...call, params, raw };
 }

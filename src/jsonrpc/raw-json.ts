@@ -3,14 +3,15 @@
 // JSON-RPC ids must come back exactly as sent (`18446744073709551615`, `"\u0041"`),
 // which a round trip through JS values cannot promise.
 
-const QUOTE = 34;
-const BACKSLASH = 92;
-const OPEN_BRACE = 123;
-const CLOSE_BRACE = 125;
-const OPEN_BRACKET = 91;
-const CLOSE_BRACKET = 93;
-const COMMA = 44;
-const COLON = 58;
+/** Char codes of JSON's structural characters, for scanners over JSON text. */
+export const QUOTE = 34;
+export const BACKSLASH = 92;
+export const OPEN_BRACE = 123;
+export const CLOSE_BRACE = 125;
+export const OPEN_BRACKET = 91;
+export const CLOSE_BRACKET = 93;
+export const COMMA = 44;
+export const COLON = 58;
 
 function isWs(c: number): boolean {
   return c === 32 || c === 10 || c === 13 || c === 9;
@@ -22,7 +23,7 @@ export function skipWs(s: string, i: number): number {
 }
 
 /** Index just past the string literal whose opening quote is at i, or -1. */
-function skipString(s: string, i: number): number {
+export function skipString(s: string, i: number): number {
   let j = i + 1;
   for (;;) {
     const q = s.indexOf('"', j);
@@ -94,8 +95,8 @@ export function splitArray(s: string): string[] | undefined {
   }
 }
 
-/** Raw text of the top-level member `name` of a JSON object's text, or undefined. */
-export function memberRaw(s: string, name: string): string | undefined {
+/** Where the value of the top-level member `name` of a JSON object's text lies: [start, end), or undefined. */
+function memberSpan(s: string, name: string): [number, number] | undefined {
   let i = skipWs(s, 0);
   if (s.charCodeAt(i) !== OPEN_BRACE) return undefined;
   i = skipWs(s, i + 1);
@@ -109,12 +110,24 @@ export function memberRaw(s: string, name: string): string | undefined {
     const end = skipValue(s, i);
     if (end < 0) return undefined;
     const key = rawKey.includes('\\') ? (JSON.parse(`"${rawKey}"`) as string) : rawKey;
-    if (key === name) return s.slice(i, end);
+    if (key === name) return [i, end];
     i = skipWs(s, end);
     if (s.charCodeAt(i) !== COMMA) return undefined;
     i = skipWs(s, i + 1);
   }
   return undefined;
+}
+
+/** Raw text of the top-level member `name` of a JSON object's text, or undefined. */
+export function memberRaw(s: string, name: string): string | undefined {
+  const span = memberSpan(s, name);
+  return span === undefined ? undefined : s.slice(span[0], span[1]);
+}
+
+/** The text with the value of its top-level member `name` replaced by `raw`; unchanged when it has none. */
+export function withMemberRaw(s: string, name: string, raw: string): string {
+  const span = memberSpan(s, name);
+  return span === undefined ? s : s.slice(0, span[0]) + raw + s.slice(span[1]);
 }
 
 /**
@@ -148,4 +161,24 @@ export function nestingDepth(s: string, limit: number): number {
     } else if (d === CLOSE_BRACE || d === CLOSE_BRACKET) depth--;
   }
   return depth === 0 ? max : -1;
+}
+
+/**
+ * Is `s` a top-level JSON array of more than `max` members? Counts members by walking
+ * them and stops at max + 1, so a huge batch costs a scan, never an array of values.
+ * Unreadable text answers false (JSON.parse reports it).
+ */
+export function arrayLongerThan(s: string, max: number): boolean {
+  let i = skipWs(s, 0);
+  if (s.charCodeAt(i) !== OPEN_BRACKET) return false;
+  i = skipWs(s, i + 1);
+  if (s.charCodeAt(i) === CLOSE_BRACKET) return false;
+  for (let n = 1; ; n++) {
+    if (n > max) return true;
+    const end = skipValue(s, i);
+    if (end < 0) return false;
+    i = skipWs(s, end);
+    if (s.charCodeAt(i) !== COMMA) return false;
+    i = skipWs(s, i + 1);
+  }
 }

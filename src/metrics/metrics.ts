@@ -16,6 +16,7 @@ export interface WsGauges {
 }
 
 const BREAKER_VALUE = { closed: 0, 'half-open': 1, open: 2 } as const;
+const HOLD_VALUE = { cordoned: 1, draining: 2 } as const;
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export class Metrics {
@@ -60,6 +61,34 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly hedges = new Counter({
+    name: 'noderouter_hedges_total',
+    help: 'Hedged reads, by chain and result (sent: a second node was asked; won: its answer came first).',
+    labelNames: ['chain', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly stateMisses = new Counter({
+    name: 'noderouter_state_misses_total',
+    help: 'Calls using node state (filters) the gateway could not keep on its node, by chain and reason (unknown, node_gone, expired).',
+    labelNames: ['chain', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly broadcasts = new Counter({
+    name: 'noderouter_broadcast_results_total',
+    help: 'Submits (transactions) sent to every full node, by chain, node and result (accepted, known, refused, failed).',
+    labelNames: ['chain', 'node', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly splits = new Counter({
+    name: 'noderouter_split_calls_total',
+    help: 'Calls split into parts (getLogs ranges), by chain and why (limit: over the chain limit; oversize: a node refused it as too big).',
+    labelNames: ['chain', 'reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly archiveCalls = new Counter({
     name: 'noderouter_archive_calls_total',
     help: 'Calls classified as needing archive state, by chain.',
@@ -71,6 +100,13 @@ export class Metrics {
     name: 'noderouter_rejections_total',
     help: 'Calls refused by limits, by chain, tier and reason (rate, daily, monthly, batch).',
     labelNames: ['chain', 'tier', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly restricted = new Counter({
+    name: 'noderouter_restriction_refusals_total',
+    help: "Requests refused by their key's restrictions, by chain and reason (origin, ip, referrer, user_agent), and calls by its contracts list (contract).",
+    labelNames: ['chain', 'reason'] as const,
     registers: [this.registry],
   });
 
@@ -151,6 +187,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly traceSpans = new Counter({
+    name: 'noderouter_trace_spans_exported_total',
+    help: 'Spans sent to the OTLP collector (tracing.endpoint), by result (ok, or failed: the collector refused them or could not be reached).',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
   private storeUp: () => boolean = () => true;
   private inFlightNow: () => Iterable<readonly [string, number]> = () => [];
   private wsState: () => Iterable<WsGauges> = () => [];
@@ -223,6 +266,16 @@ export class Metrics {
         },
       });
     };
+    new Gauge({
+      name: 'noderouter_served_head_height',
+      help: 'The head calls at the latest state are served at, per chain: the highest block a majority of nodes in rotation hold; it never goes back.',
+      labelNames: ['chain'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const pool of pools()) if (pool.servedHead !== undefined) this.set({ chain: pool.chain }, pool.servedHead);
+      },
+    });
     nodeGauge('noderouter_node_up', 'Whether a node is in rotation (1) or out (0): probes pass and it keeps up with the head.', (p) =>
       p.nodes.map((n) => [n.name, n.inRotation ? 1 : 0]),
     );
@@ -232,9 +285,29 @@ export class Metrics {
     nodeGauge('noderouter_node_lag_blocks', 'Blocks a node is behind the best head of its chain endpoint.', (p) =>
       p.nodes.map((n) => [n.name, n.lag]),
     );
+    nodeGauge(
+      'noderouter_node_cordon_state',
+      "An operator's hold on a node: 0 none, 1 cordoned (no new calls), 2 draining (no calls; its subscriptions moved off).",
+      (p) => p.nodes.map((n) => [n.name, n.hold === undefined ? 0 : HOLD_VALUE[n.hold]]),
+    );
     nodeGauge('noderouter_breaker_state', 'Circuit breaker state per node: 0 closed, 1 half-open, 2 open.', (p) =>
       p.nodes.map((n) => [n.name, BREAKER_VALUE[n.breakerState]]),
     );
+    new Gauge({
+      name: 'noderouter_node_mismatch',
+      help: 'Whether a node says something of itself that config or the other nodes contradict (1) or not (0), by chain, node and kind (chain: another chain id, kept out of rotation; role: another role than configured).',
+      labelNames: ['chain', 'node', 'kind'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const pool of pools()) {
+          for (const n of pool.nodes) {
+            for (const kind of ['chain', 'role'] as const)
+              this.set({ chain: pool.chain, node: n.name, kind }, n.mismatches.some((m) => m.kind === kind) ? 1 : 0);
+          }
+        }
+      },
+    });
     nodeGauge('noderouter_node_latency_ewma_seconds', 'Smoothed latency of successful calls per node (what least-latency uses).', (p) =>
       p.nodes.map((n) => [n.name, n.ewmaMs === undefined ? undefined : n.ewmaMs / 1000]),
     );

@@ -11,10 +11,10 @@ import {
   type IncomingHttpHeaders,
   type OutgoingHttpHeaders,
 } from 'node:http2';
-import { frameMessage, splitMessages } from '../grpc/frames.js';
-import { formatGrpcTimeout, statusOf } from '../grpc/status.js';
-import type { GrpcUnaryReply } from '../plugin.js';
-import { NodeFailure } from './pool-node.js';
+import { frameMessage, splitMessages } from '../grpc-wire/frames.js';
+import { formatGrpcTimeout, statusOf } from '../grpc-wire/status.js';
+import type { GrpcNodeClient, GrpcUnaryReply } from '../plugin/contract.js';
+import { CallAborted, NodeFailure } from './failures.js';
 
 /** A call whose answer has begun: its headers, and its first data or its end. */
 export interface StartedCall {
@@ -24,14 +24,6 @@ export interface StartedCall {
   readonly first: Buffer | undefined;
   /** Set when the answer ended before any data: its trailers, or the headers of a trailers-only answer. */
   readonly trailers: IncomingHttpHeaders | undefined;
-}
-
-/** The caller gave up on the call (its client left, or its deadline passed): not the node's fault. */
-export class CallAborted extends Error {
-  constructor() {
-    super('call aborted by the gateway');
-    this.name = 'CallAborted';
-  }
 }
 
 const REFUSED = /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ECONNRESET/;
@@ -44,13 +36,26 @@ function failureOf(err: unknown): NodeFailure {
   return new NodeFailure('io', 'node connection failed');
 }
 
-export class GrpcClient {
+export class GrpcClient implements GrpcNodeClient {
   private session: ClientHttp2Session | undefined;
   private readonly authority: string;
   private closed = false;
+  /** Calls open on the node (health probes included). */
+  active = 0;
 
-  constructor(private readonly origin: string) {
-    this.authority = new URL(origin).host;
+  private readonly origin: string;
+
+  /**
+   * `url`: the node's URL; gRPC goes to its origin (h2c). `headers`: the node's own
+   * (credentials), sent as metadata on every call over whatever the call carries.
+   */
+  constructor(
+    url: string,
+    private readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    const u = new URL(url);
+    this.origin = u.origin;
+    this.authority = u.host;
   }
 
   private current(): ClientHttp2Session {
@@ -81,13 +86,15 @@ export class GrpcClient {
       let stream: ClientHttp2Stream;
       try {
         stream = this.current().request(
-          { ...metadata, ':method': 'POST', ':scheme': 'http', ':authority': this.authority, ':path': path },
+          { ...metadata, ...this.headers, ':method': 'POST', ':scheme': 'http', ':authority': this.authority, ':path': path },
           { endStream: false },
         );
       } catch (err) {
         reject(failureOf(err));
         return;
       }
+      this.active++;
+      stream.once('close', () => this.active--);
       let headers: IncomingHttpHeaders | undefined;
       let settled = false;
       const onAbort = (): void => settle(new CallAborted());
@@ -137,6 +144,8 @@ export class GrpcClient {
   /** One unary call (probes): the status, its message and the first response message. */
   async unary(path: string, message: Buffer, metadata: Readonly<Record<string, string>>, timeoutMs: number): Promise<GrpcUnaryReply> {
     const headers = { ...metadata, 'content-type': 'application/grpc', te: 'trailers', 'grpc-timeout': formatGrpcTimeout(timeoutMs) };
+    // One deadline for the whole call: the answer's rest gets what the start left of it.
+    const deadline = Date.now() + timeoutMs;
     const started = await this.start(path, headers, frameMessage(message), timeoutMs);
     if (started.trailers !== undefined) {
       const s = statusOf(started.trailers) as { code: number; message: string };
@@ -146,10 +155,13 @@ export class GrpcClient {
     const chunks: Buffer[] = started.first === undefined ? [] : [started.first];
     const rest = new Promise<IncomingHttpHeaders>((resolve, reject) => {
       let trailers: IncomingHttpHeaders | undefined;
-      const timer = setTimeout(() => {
-        stream.close(constants.NGHTTP2_CANCEL);
-        reject(new NodeFailure('timeout', 'node did not finish the call in time'));
-      }, timeoutMs);
+      const timer = setTimeout(
+        () => {
+          stream.close(constants.NGHTTP2_CANCEL);
+          reject(new NodeFailure('timeout', 'node did not finish the call in time'));
+        },
+        Math.max(1, deadline - Date.now()),
+      );
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('trailers', (t) => {
         trailers = t;

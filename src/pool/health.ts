@@ -1,13 +1,17 @@
 // Probing a pool's nodes on an interval through the plugin's probe: a node that
-// fails `failAfter` probes in a row, or lags more than `maxLag` behind the best
-// head, leaves rotation; it returns when a probe succeeds and it has caught up.
+// fails `failAfter` probes in a row, reports an implausible head (head-check.ts), or
+// lags more than `maxLag` behind the best believed head, leaves rotation; it returns
+// when a probe succeeds, its head is believed and it has caught up. A node that says
+// it is on another chain (describe.ts, asked on a slower cadence) never joins it.
 // One probe per node at a time, each with its own short timeout: probes never pile up.
 
-import type { ChainHandler } from '../plugin.js';
+import type { ChainHandler } from '../plugin/contract.js';
+import { Describer, type DescribeEvents } from './describe.js';
+import { checkHeads } from './head-check.js';
 import type { NodePool } from './pool.js';
 import type { PoolNode } from './pool-node.js';
 
-export interface ProbeEvents {
+export interface ProbeEvents extends DescribeEvents {
   probed?(pool: NodePool, node: PoolNode, ok: boolean): void;
   /** A round is over and every node's rotation is decided. */
   judged?(pool: NodePool): void;
@@ -17,12 +21,15 @@ export class HealthProber {
   private timer: NodeJS.Timeout | undefined;
   private readonly inFlight = new Set<PoolNode>();
   private round: Promise<void> | undefined;
+  private readonly describer: Describer;
 
   constructor(
     private readonly pool: NodePool,
     private readonly handler: ChainHandler,
     private readonly events: ProbeEvents = {},
-  ) {}
+  ) {
+    this.describer = new Describer(pool, handler, events);
+  }
 
   start(): void {
     if (this.timer !== undefined) return;
@@ -30,16 +37,17 @@ export class HealthProber {
     this.timer = setInterval(() => void this.probeAll(), this.pool.config.health.intervalMs).unref();
   }
 
-  /** One probe round over every node not already being probed. */
+  /** One probe round over every node not already being probed, with the descriptions that are due. */
   probeAll(): Promise<void> {
-    this.round = Promise.all(this.pool.nodes.filter((n) => !this.inFlight.has(n)).map((n) => this.probe(n))).then(() => this.judge());
+    const probes = this.pool.nodes.filter((n) => !this.inFlight.has(n)).map((n) => this.probe(n));
+    this.round = Promise.all([...probes, ...this.describer.due()]).then(() => this.judge());
     return this.round;
   }
 
   private async probe(node: PoolNode): Promise<void> {
     this.inFlight.add(node);
     try {
-      const head = await this.handler.probe(node.upstream, this.pool.config.health.timeoutMs);
+      const head = await this.handler.probe(node, this.pool.config.health.timeoutMs);
       node.head = head.height;
       node.earliest = head.earliest;
       node.headHash = head.hash;
@@ -55,13 +63,24 @@ export class HealthProber {
 
   /** Recompute lag and rotation for every node after a round. */
   private judge(): void {
+    const { maxLag, failAfter } = this.pool.config.health;
+    this.describer.judge();
+    // Another chain's heights say nothing of this one's head, lag or finality.
+    for (const node of this.pool.nodes) {
+      if (node.wrongChain === '') continue;
+      node.head = undefined;
+      node.earliest = undefined;
+      node.headHash = undefined;
+    }
+    checkHeads(this.pool.nodes, this.pool.previousHead, this.pool.now(), this.pool.config.health);
     this.pool.refreshView();
     const best = this.pool.view.head;
-    const { maxLag, failAfter } = this.pool.config.health;
     for (const node of this.pool.nodes) {
       node.lag = best !== undefined && node.head !== undefined ? Math.max(0, best - node.head) : 0;
       let reason = '';
-      if (node.consecutiveProbeFailures >= failAfter) reason = 'probe failed';
+      if (node.wrongChain !== '') reason = node.wrongChain;
+      else if (node.consecutiveProbeFailures >= failAfter) reason = 'probe failed';
+      else if (node.consecutiveProbeFailures === 0 && node.implausible !== '') reason = node.implausible;
       else if (node.consecutiveProbeFailures === 0 && node.lag > maxLag) reason = `lagging ${node.lag} blocks`;
       else if (!node.inRotation && node.consecutiveProbeFailures > 0) reason = node.outReason;
       const inRotation = reason === '';
@@ -71,6 +90,7 @@ export class HealthProber {
         this.pool.events.rotation?.(this.pool, node, inRotation, inRotation ? 'recovered' : reason);
       }
     }
+    this.pool.updateServedHead();
     this.events.judged?.(this.pool);
   }
 

@@ -1,39 +1,42 @@
-// One node as its pool sees it: the upstream client, what probes learned (head,
-// retention, lag), whether it is in rotation, its circuit breaker, and a latency
-// EWMA. Mechanism only: the plugin decides what a failure is, the pool decides
-// what to do about it.
+// One node as its pool sees it: its clients (HTTP, and gRPC made on first use), what
+// probes learned (head, retention, lag), whether it is in rotation, its circuit
+// breaker, and a latency EWMA. Mechanism only: the plugin decides what an answer is,
+// the attempt loop decides whose fault a failure was and tells the breaker (opossum,
+// used as a state machine with a rolling window: attempts run outside it, and only
+// outcomes that are the node's own are recorded in it).
 
 import CircuitBreaker from 'opossum';
 import type { BreakerConfig, NodeConfig } from '../config/types.js';
+import type { NodeClient, NodeDescription, NodeRole } from '../plugin/contract.js';
+
+import { GrpcClient } from './grpc-client.js';
 import type { UpstreamNode } from './upstream.js';
 
 export type BreakerState = 'closed' | 'half-open' | 'open';
 
-/** Thrown inside a breaker's action for an answer the plugin judged a node failure. */
-export class NodeFailure extends Error {
-  constructor(
-    readonly reason: 'timeout' | 'connect' | 'too-large' | 'io' | 'status' | 'garbage',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'NodeFailure';
-  }
-}
+/**
+ * An operator's hold on a node: `cordoned` takes no new calls (calls bound to state it
+ * holds, like filter polls, and its WebSocket subscriptions stay); `draining` takes
+ * none at all and its subscriptions move to other nodes. Calls in flight finish.
+ */
+export type NodeHold = 'cordoned' | 'draining';
 
-/** Thrown for a 429 from a node: retried elsewhere, never counted by the breaker. */
-export class NodeThrottled extends Error {
-  constructor() {
-    super('node answered 429');
-    this.name = 'NodeThrottled';
-  }
+/** Something a node said of itself that config or the other nodes contradict (src/pool/describe.ts). */
+export interface Mismatch {
+  readonly kind: 'chain' | 'role';
+  /** What the node said (the chain id, the role): a mismatch is logged once per thing said. */
+  readonly said: string;
+  readonly text: string;
 }
 
 const EWMA_ALPHA = 0.2;
+const SUCCEEDED = (): Promise<void> => Promise.resolve();
 const THROTTLE_BACKOFF_MS = 1_000;
 
-export class PoolNode {
+export class PoolNode implements NodeClient {
   readonly name: string;
-  readonly role: NodeConfig['role'];
+  /** The configured role, else the one its description shows (full until then). */
+  role: NodeRole;
   readonly weight: number;
   readonly priority: number;
   /** Head height from the last good probe. */
@@ -41,26 +44,46 @@ export class PoolNode {
   /** Lowest retained height, when the protocol reports it. */
   earliest: number | undefined;
   headHash: string | undefined;
+  /** Why its head is not believed (head-check.ts), '' when it is. */
+  implausible = '';
+  /** The last head believed, and when: what the next head may grow from. */
+  trustedHead: number | undefined;
+  trustedAt = 0;
   lag = 0;
   consecutiveProbeFailures = 0;
   /** False while probes fail or the node lags; readmitted when healthy and caught up. */
   inRotation = true;
   /** Why the node is out of rotation ('' when in). */
   outReason = '';
+  /** The operator's hold (cordon or drain), set by name from the shared hold state; undefined: none. */
+  hold: NodeHold | undefined;
   throttledUntil = 0;
+  /** What the node said it serves at its last description, and when (the pool's clock); undefined before. */
+  described: NodeDescription | undefined;
+  describedAt: number | undefined;
+  /** Why it is taken for another chain's node ('' when it is not): it stays out of rotation. */
+  wrongChain = '';
+  mismatches: readonly Mismatch[] = [];
+  /** Mismatches already logged (kind=said). */
+  readonly loggedMismatches = new Set<string>();
   /** Smoothed latency of successful calls; undefined until the first one. */
   ewmaMs: number | undefined;
+  /** Smoothed absolute deviation of that latency (how much it varies). */
+  ewmaDevMs = 0;
   /** Running weight of the smooth weighted round-robin. */
   currentWeight = 0;
   readonly breaker: CircuitBreaker<[() => Promise<unknown>], unknown>;
+  private h2: GrpcClient | undefined;
+  /** A half-open breaker lets one trial through: taken while an attempt on this node is out. */
+  private trialTaken = false;
 
   constructor(
     readonly config: NodeConfig,
-    readonly upstream: UpstreamNode,
+    readonly http: UpstreamNode,
     breaker: BreakerConfig,
   ) {
     this.name = config.name;
-    this.role = config.role;
+    this.role = config.role ?? 'full';
     this.weight = config.weight;
     this.priority = config.priority;
     this.breaker = new CircuitBreaker((fn: () => Promise<unknown>) => fn(), {
@@ -74,8 +97,6 @@ export class PoolNode {
       // all on each failure; snapshots recompute stats every bucket. Neither is read here.
       rollingPercentilesEnabled: false,
       enableSnapshots: false,
-      // A 429 is the node asking for less, not the node breaking.
-      errorFilter: (err: unknown) => err instanceof NodeThrottled,
     });
   }
 
@@ -84,27 +105,75 @@ export class PoolNode {
     return this.breaker.halfOpen ? 'half-open' : 'open';
   }
 
-  /** May a call be sent here now? (Probes and breakers agree, no 429 backoff.) */
+  /** May a new call be sent here now? Not held, probes and breaker agree, no 429 backoff, a half-open breaker's one trial not taken. */
   available(now: number): boolean {
-    if (!this.inRotation || now < this.throttledUntil) return false;
-    return this.breaker.closed || this.breaker.pendingClose;
+    return this.hold === undefined && this.healthy(now);
   }
 
-  /** Run one call through the breaker; `fn` throws NodeFailure/NodeThrottled for bad answers. */
-  call<T>(fn: () => Promise<T>): Promise<T> {
-    return this.breaker.fire(fn) as Promise<T>;
+  /** May a call bound to state this node holds (a filter poll) be sent here? A cordon lets it; a drain does not. */
+  availableForState(now: number): boolean {
+    return this.hold !== 'draining' && this.healthy(now);
+  }
+
+  /** Could it take calls, operator holds aside? */
+  healthy(now: number): boolean {
+    if (!this.inRotation || now < this.throttledUntil) return false;
+    return this.breaker.closed || (this.breaker.pendingClose && !this.trialTaken);
+  }
+
+  /** Requests and gRPC calls to the node not yet answered (health probes included). */
+  get inFlight(): number {
+    return this.http.active + (this.h2?.active ?? 0);
+  }
+
+  /** An attempt goes to this node: on a half-open breaker it is the trial. */
+  take(): void {
+    if (!this.breaker.closed) this.trialTaken = true;
+  }
+
+  /**
+   * How an attempt ended, as the breaker counts it: 'ok', the node's own failure, or
+   * `undefined` when it was neither (the request's doing, the client leaving, a 429).
+   */
+  settle(outcome: 'ok' | Error | undefined): void {
+    this.trialTaken = false;
+    if (outcome === undefined) return;
+    this.breaker.fire(outcome === 'ok' ? SUCCEEDED : () => Promise.reject(outcome)).catch(() => undefined);
+  }
+
+  /** The node's HTTP/2 client for gRPC calls, connected on first use. */
+  get grpc(): GrpcClient {
+    return (this.h2 ??= new GrpcClient(this.config.url, this.config.headers));
+  }
+
+  /** A failure known only after the call was answered (a relayed stream that broke): the breaker counts it. */
+  recordFailure(err: Error): void {
+    this.breaker.fire(() => Promise.reject(err)).catch(() => undefined);
   }
 
   observeLatency(ms: number): void {
-    this.ewmaMs = this.ewmaMs === undefined ? ms : this.ewmaMs + EWMA_ALPHA * (ms - this.ewmaMs);
+    if (this.ewmaMs === undefined) {
+      this.ewmaMs = ms;
+      return;
+    }
+    this.ewmaDevMs += EWMA_ALPHA * (Math.abs(ms - this.ewmaMs) - this.ewmaDevMs);
+    this.ewmaMs += EWMA_ALPHA * (ms - this.ewmaMs);
+  }
+
+  /**
+   * About the 95th percentile of this node's recent latency (mean plus twice the mean
+   * deviation, as TCP estimates its retransmit timeout); undefined before any answer.
+   */
+  get slowMs(): number | undefined {
+    return this.ewmaMs === undefined ? undefined : this.ewmaMs + 2 * this.ewmaDevMs;
   }
 
   throttle(now: number): void {
     this.throttledUntil = now + THROTTLE_BACKOFF_MS;
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
     this.breaker.shutdown();
-    return this.upstream.close();
+    await Promise.all([this.http.close(), this.h2?.close()]);
   }
 }

@@ -3,7 +3,8 @@
 // PoolView plugins classify against). Health probing lives in health.ts.
 
 import type { ChainConfig } from '../config/types.js';
-import type { PoolView, Routing } from '../plugin.js';
+import type { PoolView, Routing } from '../plugin/contract.js';
+import type { PreviousHead } from './head-check.js';
 import { PoolNode } from './pool-node.js';
 import { createStrategy, type Strategy } from './strategies.js';
 import { UpstreamNode, type UpstreamOptions, DEFAULT_UPSTREAM_OPTIONS } from './upstream.js';
@@ -21,6 +22,17 @@ export class NodePool {
   private readonly strategy: Strategy;
   private readonly scratch: PoolNode[];
   private currentView: PoolView = { head: undefined, fullEarliest: undefined };
+  /**
+   * The head calls at `latest` are served at: the highest block a majority of the nodes
+   * in rotation hold, never lower than one it was before (undefined before any probe).
+   */
+  servedHead: number | undefined;
+  /** Some node in rotation is ahead of the served head: calls at `latest` are pinned to it. */
+  aheadOfServed = false;
+  /** When the view's head was last computed from believed heads. */
+  private headSeenAt = 0;
+  /** The chain its nodes must be on: config's chainId, else the first id a majority of them said (src/pool/describe.ts). */
+  chainId: string | undefined;
 
   constructor(
     readonly config: ChainConfig,
@@ -28,15 +40,16 @@ export class NodePool {
     upstreamOptions: UpstreamOptions = DEFAULT_UPSTREAM_OPTIONS,
     /** Nodes of the pool this one replaces on a reload, kept with their health and breakers. */
     adopt?: readonly PoolNode[],
-    private readonly now: () => number = Date.now,
+    readonly now: () => number = Date.now,
   ) {
     this.chain = config.name;
+    this.chainId = config.chainId;
     this.archiveOnly = config.archiveOnly;
     this.strategy = createStrategy(config.strategy);
     this.nodes =
       adopt ??
       config.nodes.map((n) => {
-        const node = new PoolNode(n, new UpstreamNode(n.name, n.role, n.url, upstreamOptions), config.breaker);
+        const node = new PoolNode(n, new UpstreamNode(n.url, upstreamOptions, n.headers), config.breaker);
         node.breaker.on('open', () => events.breaker?.(this, node, 'open'));
         node.breaker.on('halfOpen', () => events.breaker?.(this, node, 'half-open'));
         node.breaker.on('close', () => events.breaker?.(this, node, 'closed'));
@@ -49,17 +62,54 @@ export class NodePool {
     return this.currentView;
   }
 
-  /** Recompute the view after probes (allocates once per probe round, not per call). */
+  /** The head before the next round, and when it was seen: what new heads are judged by. */
+  get previousHead(): PreviousHead {
+    return { head: this.currentView.head, at: this.headSeenAt };
+  }
+
+  /**
+   * Recompute the view after probes (allocates once per probe round, not per call).
+   * The head is the highest of the heads believed: an implausible one counts for nothing.
+   */
   refreshView(): void {
     let head: number | undefined;
     let fullEarliest: number | undefined;
     for (const n of this.nodes) {
-      if (n.head !== undefined && n.consecutiveProbeFailures === 0 && (head === undefined || n.head > head)) head = n.head;
+      if (n.head !== undefined && n.consecutiveProbeFailures === 0 && n.implausible === '' && (head === undefined || n.head > head)) {
+        head = n.head;
+      }
       if (n.role === 'full' && n.earliest !== undefined && (fullEarliest === undefined || n.earliest < fullEarliest)) {
         fullEarliest = n.earliest;
       }
     }
+    if (head !== undefined) this.headSeenAt = this.now();
     this.currentView = { head, fullEarliest };
+  }
+
+  /** After a probe round's rotation is decided: the served head moves on (never back). */
+  updateServedHead(): void {
+    const heads: number[] = [];
+    for (const n of this.nodes) if (n.inRotation && n.head !== undefined && n.consecutiveProbeFailures === 0) heads.push(n.head);
+    if (heads.length === 0) return;
+    heads.sort((a, b) => b - a);
+    // The k-th highest head, k a majority: at least k nodes hold it.
+    const majority = heads[heads.length >> 1] as number;
+    if (this.servedHead === undefined || majority > this.servedHead) this.servedHead = majority;
+    this.aheadOfServed = (heads[0] as number) > this.servedHead;
+  }
+
+  /**
+   * A node answered a read of the head with `height`: it holds that block. Believed
+   * when within maxLag of the best head the probes believe (a node's word alone cannot
+   * move the served head further than that), it raises the node's head and the served
+   * head at once, so the next calls at latest see it too. False when not believed.
+   */
+  heardHead(node: PoolNode, height: number): boolean {
+    const best = this.currentView.head;
+    if (best === undefined || height > best + this.config.health.maxLag || !node.inRotation) return false;
+    if (node.head === undefined || height > node.head) node.head = height;
+    if (this.servedHead === undefined || height > this.servedHead) this.servedHead = height;
+    return true;
   }
 
   private retains(n: PoolNode, height: number | undefined): boolean {
@@ -69,13 +119,20 @@ export class NodePool {
     return n.role === 'archive';
   }
 
-  private collect(routing: Routing, tried: ReadonlySet<PoolNode> | undefined, role: 'full' | 'archive' | 'any', now: number): number {
+  private collect(
+    routing: Routing,
+    tried: ReadonlySet<PoolNode> | undefined,
+    role: 'full' | 'archive' | 'any',
+    now: number,
+    atHead: number | undefined,
+  ): number {
     let count = 0;
     for (const n of this.nodes) {
       if (role !== 'any' && n.role !== role) continue;
       if (tried !== undefined && tried.has(n)) continue;
       if (!n.available(now)) continue;
       if (routing.minHeight !== undefined && !this.retains(n, routing.minHeight)) continue;
+      if (atHead !== undefined && (n.head === undefined || n.head < atHead)) continue;
       this.scratch[count++] = n;
     }
     return count;
@@ -85,17 +142,18 @@ export class NodePool {
    * The node for a call, or undefined when none can take it now. Ordinary calls go to
    * full nodes, with archive nodes as the last resort; archive calls go to nodes that
    * hold the state (archive nodes, or full nodes known to retain the height).
+   * `atHead`: only nodes whose head has reached it (calls at the served head).
    */
-  select(routing: Routing, tried?: ReadonlySet<PoolNode>): PoolNode | undefined {
+  select(routing: Routing, tried?: ReadonlySet<PoolNode>, atHead?: number): PoolNode | undefined {
     const now = this.now();
     let count: number;
-    if (this.archiveOnly) count = this.collect(routing, tried, 'archive', now);
+    if (this.archiveOnly) count = this.collect(routing, tried, 'archive', now, atHead);
     else if (routing.archive) {
-      count = routing.minHeight !== undefined ? this.collect(routing, tried, 'any', now) : 0;
-      if (count === 0) count = this.collect(routing, tried, 'archive', now);
+      count = routing.minHeight !== undefined ? this.collect(routing, tried, 'any', now, atHead) : 0;
+      if (count === 0) count = this.collect(routing, tried, 'archive', now, atHead);
     } else {
-      count = this.collect(routing, tried, 'full', now);
-      if (count === 0) count = this.collect(routing, tried, 'archive', now);
+      count = this.collect(routing, tried, 'full', now, atHead);
+      if (count === 0) count = this.collect(routing, tried, 'archive', now, atHead);
     }
     if (count === 0) return undefined;
     return count === 1 ? this.scratch[0] : this.strategy.pick(this.scratch, count);
@@ -105,6 +163,16 @@ export class NodePool {
   hasUsableNode(): boolean {
     const now = this.now();
     return this.nodes.some((n) => n.available(now) && (!this.archiveOnly || n.role === 'archive'));
+  }
+
+  /**
+   * The same with operator holds left aside: what readiness asks. Cordoning every node
+   * of a chain (a hold shared by every instance) must not take every instance out of
+   * its load balancer, and with it every other chain.
+   */
+  hasHealthyNode(): boolean {
+    const now = this.now();
+    return this.nodes.some((n) => n.healthy(now) && (!this.archiveOnly || n.role === 'archive'));
   }
 
   async close(): Promise<void> {

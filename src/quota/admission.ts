@@ -1,10 +1,12 @@
-// Admitting a call of some cost for a key: the per-second rate (GCRA) first, then
-// the daily and monthly quotas (UTC periods). Admitted calls are counted in usage
-// once, here, however many nodes later try them; refusals are counted as limited.
+// Admitting a call of some cost for a key and the account it belongs to: the
+// per-second rate (GCRA), then the daily and monthly quotas (UTC periods), each held
+// for the key and for all of the account's keys on that tier together, so making,
+// using and revoking keys in a loop buys nothing. A call is charged to both or to
+// neither. Admitted calls are counted in usage once, here; refusals as limited.
 
-import type { TierConfig } from '../config/types.js';
+import type { AccountLimits, TierConfig } from '../config/types.js';
 import { gcra } from './gcra.js';
-import { nextUtcMidnight, nextUtcMonth, type UsageBook } from './usage.js';
+import { nextUtcMidnight, nextUtcMonth } from './usage.js';
 
 export type RefusalReason = 'rate' | 'daily' | 'monthly';
 
@@ -19,6 +21,67 @@ export type Admission =
   | { readonly allowed: true; readonly headers: RateHeaders | undefined }
   | { readonly allowed: false; readonly reason: RefusalReason; readonly retryAfter: number; readonly headers: RateHeaders };
 
+/** Who pays for a call: the key (its id) and its account (a key record fits as it is). */
+export interface Payer {
+  readonly id: string;
+  readonly account: string;
+}
+
+/** Calls counted per id for the current UTC day and month (the usage book, or a fallback's counts). */
+export interface PeriodCounts {
+  dayCalls(id: string, now: number): number;
+  monthCalls(id: string, now: number): number;
+  add(id: string, chain: string, now: number, calls: number, errors: number, limited: number): void;
+}
+
+/** Whether the tier limits accounts at all (`unlimited` everywhere: no account bucket to keep). */
+export function limitsAccounts(a: AccountLimits): boolean {
+  return a.rate !== Infinity || a.daily !== Infinity || a.monthly !== Infinity;
+}
+
+/** The id under which an account's calls on a tier are counted (no key id contains "/"). */
+export function accountBucket(account: string, tier: TierConfig): string {
+  return `account/${tier.name}/${account}`;
+}
+
+/** A rate decision's numbers, for headers: what is left, when it is whole, whose limit it was. */
+export interface RateState {
+  readonly remaining: number;
+  readonly resetMs: number;
+  readonly limit: number;
+}
+
+/** Headers of an admitted call: the tighter of the key's and the account's rate, else of their daily quotas. */
+export function admittedHeaders(
+  tier: TierConfig,
+  now: number,
+  rate: RateState | undefined,
+  keyDay: number,
+  accountDay: number,
+): RateHeaders | undefined {
+  if (rate !== undefined) return { limit: rate.limit, remaining: rate.remaining, reset: Math.ceil(rate.resetMs / 1000) };
+  const keyLeft = tier.daily - keyDay;
+  const accountLeft = tier.account.daily - accountDay;
+  if (keyLeft === Infinity && accountLeft === Infinity) return undefined;
+  const [limit, left] = keyLeft <= accountLeft ? [tier.daily, keyLeft] : [tier.account.daily, accountLeft];
+  return { limit, remaining: Math.max(0, left), reset: Math.ceil((nextUtcMidnight(now) - now) / 1000) };
+}
+
+/** A refusal for a period quota: retry when the period ends. */
+export function quotaRefusal(reason: 'daily' | 'monthly', limit: number, now: number): Admission {
+  const reset = Math.ceil(((reason === 'daily' ? nextUtcMidnight(now) : nextUtcMonth(now)) - now) / 1000);
+  return { allowed: false, reason, retryAfter: reset, headers: { limit, remaining: 0, reset } };
+}
+
+export function rateRefusal(state: RateState, retryMs: number): Admission {
+  return {
+    allowed: false,
+    reason: 'rate',
+    retryAfter: Math.max(1, Math.ceil(retryMs / 1000)),
+    headers: { limit: state.limit, remaining: state.remaining, reset: Math.ceil(state.resetMs / 1000) },
+  };
+}
+
 const SWEEP_MS = 60_000;
 
 export class Admitter {
@@ -26,46 +89,61 @@ export class Admitter {
   private lastSweep = 0;
 
   constructor(
-    private readonly usage: UsageBook,
+    private readonly counts: PeriodCounts,
     private readonly now: () => number = Date.now,
   ) {}
 
-  admit(keyId: string, tier: TierConfig, cost: number, chain: string): Admission {
+  admit(payer: Payer, tier: TierConfig, cost: number, chain: string): Admission {
     const now = this.now();
     this.sweep(now);
-    let headers: RateHeaders | undefined;
+    const a = tier.account;
+    const bucket = limitsAccounts(a) ? accountBucket(payer.account, tier) : undefined;
+    // Rates: both decided before either is charged.
+    let rate: RateState | undefined;
+    let keyTat: number | undefined;
+    let accountTat: number | undefined;
     if (tier.rate !== Infinity) {
-      const { decision, tat } = gcra(this.tats.get(keyId) ?? 0, now, tier.rate, tier.burst, cost);
-      headers = { limit: tier.burst, remaining: decision.remaining, reset: Math.ceil(decision.resetMs / 1000) };
-      if (!decision.allowed) {
-        this.usage.add(keyId, chain, now, 0, 0, cost);
-        return { allowed: false, reason: 'rate', retryAfter: Math.max(1, Math.ceil(decision.retryAfterMs / 1000)), headers };
-      }
-      this.tats.set(keyId, tat);
+      const { decision, tat } = gcra(this.tats.get(payer.id) ?? 0, now, tier.rate, tier.burst, cost);
+      rate = { remaining: decision.remaining, resetMs: decision.resetMs, limit: tier.burst };
+      if (!decision.allowed) return this.refused(payer, chain, now, cost, rateRefusal(rate, decision.retryAfterMs));
+      keyTat = tat;
     }
-    const quota = this.periodQuota(keyId, tier, cost, now);
-    if (quota !== undefined) {
-      this.usage.add(keyId, chain, now, 0, 0, cost);
-      return quota;
+    if (bucket !== undefined && a.rate !== Infinity) {
+      const { decision, tat } = gcra(this.tats.get(bucket) ?? 0, now, a.rate, a.burst, cost);
+      const mine = { remaining: decision.remaining, resetMs: decision.resetMs, limit: a.burst };
+      if (!decision.allowed) return this.refused(payer, chain, now, cost, rateRefusal(mine, decision.retryAfterMs));
+      if (rate === undefined || mine.remaining < rate.remaining) rate = mine;
+      accountTat = tat;
     }
-    if (headers === undefined && tier.daily !== Infinity) {
-      const used = this.usage.dayCalls(keyId, now) + cost;
-      headers = { limit: tier.daily, remaining: Math.max(0, tier.daily - used), reset: Math.ceil((nextUtcMidnight(now) - now) / 1000) };
-    }
-    this.usage.add(keyId, chain, now, cost, 0, 0);
-    return { allowed: true, headers };
+    // Quotas: the key's, then the account's.
+    const keyDay = this.counts.dayCalls(payer.id, now) + cost;
+    const accountDay = bucket === undefined ? 0 : this.counts.dayCalls(bucket, now) + cost;
+    const refusal =
+      keyDay > tier.daily
+        ? quotaRefusal('daily', tier.daily, now)
+        : this.counts.monthCalls(payer.id, now) + cost > tier.monthly
+          ? quotaRefusal('monthly', tier.monthly, now)
+          : bucket !== undefined && accountDay > a.daily
+            ? quotaRefusal('daily', a.daily, now)
+            : bucket !== undefined && this.counts.monthCalls(bucket, now) + cost > a.monthly
+              ? quotaRefusal('monthly', a.monthly, now)
+              : undefined;
+    if (refusal !== undefined) return this.refused(payer, chain, now, cost, refusal);
+    if (keyTat !== undefined) this.tats.set(payer.id, keyTat);
+    if (accountTat !== undefined && bucket !== undefined) this.tats.set(bucket, accountTat);
+    this.counts.add(payer.id, chain, now, cost, 0, 0);
+    if (bucket !== undefined) this.counts.add(bucket, chain, now, cost, 0, 0);
+    return { allowed: true, headers: admittedHeaders(tier, now, rate, keyDay, accountDay) };
   }
 
-  private periodQuota(keyId: string, tier: TierConfig, cost: number, now: number): Admission | undefined {
-    if (tier.daily !== Infinity && this.usage.dayCalls(keyId, now) + cost > tier.daily) {
-      const reset = Math.ceil((nextUtcMidnight(now) - now) / 1000);
-      return { allowed: false, reason: 'daily', retryAfter: reset, headers: { limit: tier.daily, remaining: 0, reset } };
-    }
-    if (tier.monthly !== Infinity && this.usage.monthCalls(keyId, now) + cost > tier.monthly) {
-      const reset = Math.ceil((nextUtcMonth(now) - now) / 1000);
-      return { allowed: false, reason: 'monthly', retryAfter: reset, headers: { limit: tier.monthly, remaining: 0, reset } };
-    }
-    return undefined;
+  /** Take a rate state as known elsewhere (a Redis limiter's last answer), for when this admitter stands in. */
+  seedRate(id: string, tat: number): void {
+    if (tat > 0) this.tats.set(id, tat);
+  }
+
+  private refused(payer: Payer, chain: string, now: number, cost: number, refusal: Admission): Admission {
+    this.counts.add(payer.id, chain, now, 0, 0, cost);
+    return refusal;
   }
 
   /** Drop buckets that are full again: their state equals a new key's. */

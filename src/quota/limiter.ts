@@ -1,22 +1,49 @@
 // What the request path needs from limits and usage, whatever keeps them: admit a
-// call of some cost (rate, then quotas), count errors, read usage back. The memory
+// call of some cost (rate, then quotas, for the key and its account), count errors,
+// read usage back, and pace other events per account (key changes). The memory
 // limiter keeps state in this process (the embedded default, persisted to a file);
 // the Redis limiter shares it between instances.
 
 import type { TierConfig } from '../config/types.js';
-import { Admitter, type Admission } from './admission.js';
+import { Admitter, type Admission, type Payer } from './admission.js';
+import { gcra } from './gcra.js';
 import { UsageBook, type UsageRow } from './usage.js';
 import { UsageFile } from './usage-file.js';
 
 export interface Limiter {
-  admit(keyId: string, tier: TierConfig, cost: number, chain: string): Admission | Promise<Admission>;
+  admit(payer: Payer, tier: TierConfig, cost: number, chain: string): Admission | Promise<Admission>;
   countErrors(keyId: string, chain: string, errors: number): void;
+  /** Requests refused whole by a tier limit outside admission (a batch over the cap): counted as limited. */
+  countLimited(keyId: string, chain: string, refused: number): void;
   usage(keyId: string, since?: string): Promise<UsageRow[]>;
+  /**
+   * One more event in `bucket` (e.g. an account's key changes), paced at `perHour`
+   * with `burst` at once: 0 when it fits now, else the seconds until it would.
+   */
+  throttle(bucket: string, perHour: number, burst: number): Promise<number>;
   close(): Promise<void>;
+}
+
+/** Events paced in this process: one GCRA state per bucket. */
+export class LocalThrottle {
+  private readonly tats = new Map<string, number>();
+
+  constructor(private readonly now: () => number) {}
+
+  take(bucket: string, perHour: number, burst: number): number {
+    const now = this.now();
+    const { decision, tat } = gcra(this.tats.get(bucket) ?? 0, now, perHour / 3600, burst, 1);
+    if (!decision.allowed) return Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+    this.tats.set(bucket, tat);
+    // Full buckets are a new bucket's state: drop them now and then so the map stays small.
+    if (this.tats.size > 10_000) for (const [b, t] of this.tats) if (t <= now) this.tats.delete(b);
+    return 0;
+  }
 }
 
 export class MemoryLimiter implements Limiter {
   private readonly admitter: Admitter;
+  private readonly paced: LocalThrottle;
 
   private constructor(
     private readonly book: UsageBook,
@@ -24,6 +51,7 @@ export class MemoryLimiter implements Limiter {
     private readonly now: () => number,
   ) {
     this.admitter = new Admitter(book, now);
+    this.paced = new LocalThrottle(now);
   }
 
   /** With a file, usage survives restarts (read now, written on an interval and at close). */
@@ -37,16 +65,24 @@ export class MemoryLimiter implements Limiter {
     return new MemoryLimiter(book, file, now);
   }
 
-  admit(keyId: string, tier: TierConfig, cost: number, chain: string): Admission {
-    return this.admitter.admit(keyId, tier, cost, chain);
+  admit(payer: Payer, tier: TierConfig, cost: number, chain: string): Admission {
+    return this.admitter.admit(payer, tier, cost, chain);
   }
 
   countErrors(keyId: string, chain: string, errors: number): void {
     this.book.add(keyId, chain, this.now(), 0, errors, 0);
   }
 
+  countLimited(keyId: string, chain: string, refused: number): void {
+    this.book.add(keyId, chain, this.now(), 0, 0, refused);
+  }
+
   usage(keyId: string, since = ''): Promise<UsageRow[]> {
     return Promise.resolve(this.book.rows(keyId, since));
+  }
+
+  throttle(bucket: string, perHour: number, burst: number): Promise<number> {
+    return Promise.resolve(this.paced.take(bucket, perHour, burst));
   }
 
   async close(): Promise<void> {

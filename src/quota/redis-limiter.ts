@@ -1,69 +1,31 @@
 // Limits and usage shared by every instance through Redis. One server-side script
-// per request decides rate (GCRA), daily and monthly quotas and counts usage
-// atomically, so N instances hold one global limit in one round trip. When Redis
-// fails, the configured policy applies: fail-open admits with this instance's own
-// memory limiter (each limit divided by the instance count), fail-closed refuses
-// with 503. Either way nothing queues: every call is bounded by the client timeout.
+// per request decides rate (GCRA), daily and monthly quotas for the key and for its
+// account together, and counts usage, atomically, so N instances hold one global
+// limit in one round trip. When Redis fails, the configured policy applies:
+// fail-open admits with this instance's own admitter (each limit divided by the
+// instance count), starting from the last state Redis reported rather than from
+// zero; fail-closed refuses with 503. Either way nothing queues.
 
 import type { Redis } from 'ioredis';
 import type { TierConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
-import type { Admission } from './admission.js';
-import { Admitter } from './admission.js';
-import type { Limiter } from './limiter.js';
-import { nextUtcMidnight, nextUtcMonth, UsageBook, UtcDay, type UsageRow } from './usage.js';
+import {
+  accountBucket,
+  admittedHeaders,
+  limitsAccounts,
+  quotaRefusal,
+  rateRefusal,
+  Admitter,
+  type Admission,
+  type Payer,
+} from './admission.js';
+import { LocalThrottle, type Limiter } from './limiter.js';
+import { ADMIT, THROTTLE } from './redis-limiter-scripts.js';
+import { RecentCounts } from './recent-counts.js';
+import { nextUtcMidnight, nextUtcMonth, UtcDay, type UsageRow } from './usage.js';
 import { script, type ScriptCall } from '../store/redis-scripts.js';
 
-/**
- * KEYS: tat, day counter, month counter, usage hash (day), usage day set.
- * ARGV: now, rate (-1 unlimited), burst, cost, daily (-1), monthly (-1), chain, day, dayTtlMs, monthTtlMs.
- * Returns {allowed (0|1), reason, remaining, retryAfterMs, resetMs, used}.
- */
-const ADMIT = `
-local now = tonumber(ARGV[1])
-local rate = tonumber(ARGV[2])
-local burst = tonumber(ARGV[3])
-local cost = tonumber(ARGV[4])
-local daily = tonumber(ARGV[5])
-local monthly = tonumber(ARGV[6])
-local chain = ARGV[7]
-local usageTtl = 400 * 86400000
-local function refuse(reason, remaining, retry, reset)
-  redis.call('HINCRBY', KEYS[4], chain .. ':limited', cost)
-  redis.call('PEXPIRE', KEYS[4], usageTtl)
-  redis.call('SADD', KEYS[5], ARGV[8])
-  return {0, reason, remaining, retry, reset, 0}
-end
-local newTat = nil
-local remaining = -1
-local resetMs = 0
-if rate > 0 then
-  local interval = 1000 / rate
-  local tolerance = interval * burst
-  local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-  local base = math.max(tat, now)
-  local nxt = base + interval * cost
-  if now < nxt - tolerance then
-    return refuse('rate', math.max(0, math.floor((tolerance - (base - now)) / interval)), math.ceil(nxt - tolerance - now), math.ceil(base - now))
-  end
-  newTat = nxt
-  remaining = math.max(0, math.floor((tolerance - (nxt - now)) / interval))
-  resetMs = math.ceil(nxt - now)
-end
-local d = tonumber(redis.call('GET', KEYS[2]) or '0')
-if daily >= 0 and d + cost > daily then return refuse('daily', 0, 0, 0) end
-local m = tonumber(redis.call('GET', KEYS[3]) or '0')
-if monthly >= 0 and m + cost > monthly then return refuse('monthly', 0, 0, 0) end
-if newTat then redis.call('SET', KEYS[1], string.format('%.3f', newTat), 'PX', resetMs + 1000) end
-redis.call('INCRBY', KEYS[2], cost)
-redis.call('PEXPIRE', KEYS[2], ARGV[9])
-redis.call('INCRBY', KEYS[3], cost)
-redis.call('PEXPIRE', KEYS[3], ARGV[10])
-redis.call('HINCRBY', KEYS[4], chain .. ':calls', cost)
-redis.call('PEXPIRE', KEYS[4], usageTtl)
-redis.call('SADD', KEYS[5], ARGV[8])
-return {1, '', remaining, 0, resetMs, d + cost}
-`;
+type AdmitReply = [number, string, number, number, number, number, number, number, number, number, string, string];
 
 export interface RedisLimiterOptions {
   readonly prefix: string;
@@ -74,22 +36,30 @@ export interface RedisLimiterOptions {
   readonly onFallback?: (err: unknown) => void;
 }
 
-const limit = (n: number): string => (n === Infinity ? '-1' : String(n));
+const limit = (n: number): number => (n === Infinity ? -1 : n);
+/** Bursts are only meaningful with a rate; an unlimited burst is a very large one. */
+const burstOf = (n: number): number => (n === Infinity ? 1e9 : n);
 
 export class RedisLimiter implements Limiter {
   private readonly day = new UtcDay();
+  /** Where fail-open counts: seeded from every answer Redis gives, scaled to this instance's share. */
+  private readonly fallbackCounts = new RecentCounts();
   private readonly local: Admitter;
+  private readonly localPaced: LocalThrottle;
   private readonly scaled = new Map<TierConfig, TierConfig>();
   private readonly now: () => number;
   private readonly admitScript: ScriptCall;
+  private readonly throttleScript: ScriptCall;
 
   constructor(
     private readonly redis: Redis,
     private readonly options: RedisLimiterOptions,
   ) {
     this.now = options.now ?? Date.now;
-    this.admitScript = script(redis, 'noderouterAdmit', 5, ADMIT);
-    this.local = new Admitter(new UsageBook(), this.now);
+    this.admitScript = script(redis, 'noderouterAdmitAccount', 8, ADMIT);
+    this.throttleScript = script(redis, 'noderouterThrottle', 1, THROTTLE);
+    this.local = new Admitter(this.fallbackCounts, this.now);
+    this.localPaced = new LocalThrottle(this.now);
   }
 
   private k(...parts: string[]): string {
@@ -101,75 +71,108 @@ export class RedisLimiter implements Limiter {
     let t = this.scaled.get(tier);
     if (t === undefined) {
       const n = this.options.instances;
-      t = { ...tier, rate: tier.rate / n, burst: Math.max(1, tier.burst / n), daily: tier.daily / n, monthly: tier.monthly / n };
+      const a = tier.account;
+      t = {
+        ...tier,
+        rate: tier.rate / n,
+        burst: Math.max(1, tier.burst / n),
+        daily: tier.daily / n,
+        monthly: tier.monthly / n,
+        account: { rate: a.rate / n, burst: Math.max(1, a.burst / n), daily: a.daily / n, monthly: a.monthly / n },
+      };
       this.scaled.set(tier, t);
     }
     return t;
   }
 
-  async admit(keyId: string, tier: TierConfig, cost: number, chain: string): Promise<Admission> {
+  async admit(payer: Payer, tier: TierConfig, cost: number, chain: string): Promise<Admission> {
     const now = this.now();
     const day = this.day.of(now);
     const month = day.slice(0, 7);
-    let r: [number, string, number, number, number, number];
+    const a = tier.account;
+    const bucket = accountBucket(payer.account, tier);
+    const accounts = limitsAccounts(a);
+    let r: AdmitReply;
     try {
       r = (await this.admitScript(
-        this.k('rl', keyId),
-        this.k('qd', keyId, day),
-        this.k('qm', keyId, month),
-        this.k('u', keyId, day),
-        this.k('ud', keyId),
+        this.k('rl', payer.id),
+        this.k('qd', payer.id, day),
+        this.k('qm', payer.id, month),
+        this.k('u', payer.id, day),
+        this.k('ud', payer.id),
+        this.k('arl', bucket),
+        this.k('aqd', bucket, day),
+        this.k('aqm', bucket, month),
         now,
-        tier.rate === Infinity ? -1 : tier.rate,
-        tier.burst === Infinity ? 1e9 : tier.burst,
         cost,
-        limit(tier.daily),
-        limit(tier.monthly),
         chain,
         day,
         nextUtcMidnight(now) - now + 3_600_000,
         nextUtcMonth(now) - now + 3_600_000,
-      )) as [number, string, number, number, number, number];
+        limit(tier.rate),
+        burstOf(tier.burst),
+        limit(tier.daily),
+        limit(tier.monthly),
+        accounts ? limit(a.rate) : -1,
+        burstOf(a.burst),
+        accounts ? limit(a.daily) : -1,
+        accounts ? limit(a.monthly) : -1,
+      )) as AdmitReply;
     } catch (err) {
       this.options.onFallback?.(err);
       if (this.options.onFailure === 'fail-closed') {
         throw new GatewayError('UNAVAILABLE', { message: 'Limits store unavailable', cause: err, headers: { 'retry-after': '1' } });
       }
-      return this.local.admit(keyId, this.localTier(tier), cost, chain);
+      return this.local.admit(payer, this.localTier(tier), cost, chain);
     }
-    const [allowed, reason, remaining, retryMs, resetMs, used] = r;
-    if (allowed === 1) {
-      if (remaining >= 0) return { allowed: true, headers: { limit: tier.burst, remaining, reset: Math.ceil(resetMs / 1000) } };
-      if (tier.daily !== Infinity) {
-        return {
-          allowed: true,
-          headers: { limit: tier.daily, remaining: Math.max(0, tier.daily - used), reset: Math.ceil((nextUtcMidnight(now) - now) / 1000) },
-        };
-      }
-      return { allowed: true, headers: undefined };
-    }
-    if (reason === 'rate') {
-      return {
-        allowed: false,
-        reason: 'rate',
-        retryAfter: Math.max(1, Math.ceil(retryMs / 1000)),
-        headers: { limit: tier.burst, remaining, reset: Math.ceil(resetMs / 1000) },
-      };
-    }
-    const periodEnd = reason === 'daily' ? nextUtcMidnight(now) : nextUtcMonth(now);
-    const reset = Math.ceil((periodEnd - now) / 1000);
-    return {
-      allowed: false,
-      reason: reason === 'daily' ? 'daily' : 'monthly',
-      retryAfter: reset,
-      headers: { limit: reason === 'daily' ? tier.daily : tier.monthly, remaining: 0, reset },
-    };
+    const [allowed, reason, who, remaining, retryMs, resetMs, keyDay, keyMonth, accountDay, accountMonth, keyTat, accountTat] = r;
+    this.remember(payer.id, now, keyDay, keyMonth, Number(keyTat));
+    if (accounts) this.remember(bucket, now, accountDay, accountMonth, Number(accountTat));
+    const byAccount = who === 1;
+    const rate = remaining >= 0 ? { remaining, resetMs, limit: byAccount ? a.burst : tier.burst } : undefined;
+    if (allowed === 1) return { allowed: true, headers: admittedHeaders(tier, now, rate, keyDay, accountDay) };
+    if (reason === 'rate') return rateRefusal(rate ?? { remaining, resetMs, limit: tier.burst }, retryMs);
+    const period = reason === 'daily' ? 'daily' : 'monthly';
+    return quotaRefusal(period, byAccount ? a[period] : tier[period], now);
+  }
+
+  /**
+   * The shared state as Redis just reported it, in the fallback's terms: this
+   * instance's share of what is left (counts / N against limits / N), and the same
+   * tat (a rate of r/N with a burst of b/N owes the same time as r with b).
+   */
+  private remember(id: string, now: number, day: number, month: number, tat: number): void {
+    const n = this.options.instances;
+    this.fallbackCounts.seed(id, now, day / n, month / n);
+    this.local.seedRate(id, tat);
   }
 
   countErrors(keyId: string, chain: string, errors: number): void {
+    this.count(keyId, chain, 'errors', errors);
+  }
+
+  countLimited(keyId: string, chain: string, refused: number): void {
+    this.count(keyId, chain, 'limited', refused);
+  }
+
+  private count(keyId: string, chain: string, what: 'errors' | 'limited', n: number): void {
     const day = this.day.of(this.now());
-    // Best effort: an error count lost while Redis is away is not worth a queue.
-    this.redis.hincrby(this.k('u', keyId, day), `${chain}:errors`, errors).catch(() => undefined);
+    // Best effort: a count lost while Redis is away is not worth a queue.
+    this.redis.hincrby(this.k('u', keyId, day), `${chain}:${what}`, n).catch(() => undefined);
+  }
+
+  async throttle(bucket: string, perHour: number, burst: number): Promise<number> {
+    const interval = 3_600_000 / perHour;
+    try {
+      const waitMs = (await this.throttleScript(this.k('th', bucket), this.now(), interval, interval * burst)) as number;
+      return waitMs === 0 ? 0 : Math.max(1, Math.ceil(waitMs / 1000));
+    } catch (err) {
+      this.options.onFallback?.(err);
+      if (this.options.onFailure === 'fail-closed') {
+        throw new GatewayError('UNAVAILABLE', { message: 'Limits store unavailable', cause: err, headers: { 'retry-after': '1' } });
+      }
+      return this.localPaced.take(bucket, perHour / this.options.instances, Math.max(1, burst / this.options.instances));
+    }
   }
 
   async usage(keyId: string, since = ''): Promise<UsageRow[]> {

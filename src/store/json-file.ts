@@ -1,8 +1,11 @@
 // Whole-file JSON documents (key records, usage, accounts): read with "absent means
 // empty", written atomically (a private temp file renamed over the old one), so a
-// reader never sees half a file and a crash never leaves one.
+// reader never sees half a file and a crash never leaves one. The temp file has a
+// random name and is created exclusively (O_EXCL): a file or symlink planted at a
+// guessable name can never be written through.
 
-import { readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { open, readFile, rename, rm, stat } from 'node:fs/promises';
 
 /** The document and its modification time; `empty` when the file does not exist. */
 export async function readJsonFile<T>(path: string, empty: () => T): Promise<{ value: T; mtimeMs: number }> {
@@ -15,11 +18,35 @@ export async function readJsonFile<T>(path: string, empty: () => T): Promise<{ v
   }
 }
 
+/** A fresh temp name beside `path` (tests pass their own to plant a file there first). */
+export type TempName = (path: string) => string;
+
+const randomTempName: TempName = (path) => `${path}.${randomBytes(8).toString('hex')}.tmp`;
+
 /** Replace the file in one step; mode 0600 because these files hold hashes of secrets. */
-export async function writeJsonAtomic(path: string, value: unknown, indent?: number): Promise<void> {
-  const tmp = `${path}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(value, null, indent), { mode: 0o600 });
-  await rename(tmp, path);
+export async function writeJsonAtomic(path: string, value: unknown, indent?: number, tempName: TempName = randomTempName): Promise<void> {
+  const text = JSON.stringify(value, null, indent);
+  // A name already taken (by chance, or planted) is never opened: another name is tried.
+  for (let attempt = 0; ; attempt++) {
+    const tmp = tempName(path);
+    let handle;
+    try {
+      handle = await open(tmp, 'wx', 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST' && attempt < 4) continue;
+      throw err;
+    }
+    try {
+      await handle.writeFile(text);
+      await handle.close();
+      await rename(tmp, path);
+      return;
+    } catch (err) {
+      await handle.close().catch(() => undefined);
+      await rm(tmp, { force: true });
+      throw err;
+    }
+  }
 }
 
 /** Modification time, or 0 when the file is absent. */

@@ -1,12 +1,13 @@
-// Opening the configured store: key records, limits/usage and dashboard accounts
-// together, file (embedded default: keys in a JSON file, limits in memory, usage and
-// accounts beside the keys) or Redis (all of it shared by every gateway instance).
+// Opening the configured store: key records, limits/usage, dashboard accounts and
+// operators' holds on nodes together, file (embedded default: keys in a JSON file,
+// limits in memory, usage, accounts and holds beside the keys) or Redis (all of it
+// shared by every gateway instance).
 
 import type { AccountStore } from '../accounts/account-store.js';
 import { accountsPathFor, FileAccountStore } from '../accounts/file-account-store.js';
 import { RedisAccountStore } from '../accounts/redis-account-store.js';
-import { FileKeyStore } from '../auth/file-key-store.js';
-import { RedisKeyStore } from '../auth/redis-key-store.js';
+import { openFileKeyStore } from '../auth/file-key-store.js';
+import { openRedisKeyStore } from '../auth/redis-key-store.js';
 import type { KeyStore } from '../auth/key-store.js';
 import type { StoreConfig } from '../config/types.js';
 import { MemoryConnectionSlots, type ConnectionSlots } from '../quota/connection-slots.js';
@@ -15,6 +16,7 @@ import { RedisConnectionSlots } from '../quota/redis-connection-slots.js';
 import { RedisLimiter } from '../quota/redis-limiter.js';
 import { usagePathFor } from '../quota/usage-file.js';
 import type { Redis } from 'ioredis';
+import { FileHoldStore, holdsPathFor, RedisHoldStore, type HoldStore } from './hold-store.js';
 import { RedisConnection } from './redis-connection.js';
 
 export interface StoreBundle {
@@ -25,6 +27,8 @@ export interface StoreBundle {
   readonly slots: ConnectionSlots;
   /** Dashboard accounts, sign-in tokens and sessions. */
   readonly accounts: AccountStore;
+  /** Operators' holds on nodes (cordon, drain). */
+  readonly holds: HoldStore;
   /** The Redis connection of a Redis store (the response cache may share it). */
   readonly redis: Redis | undefined;
   /** Whether the backing service answers (the file store always does). */
@@ -42,16 +46,19 @@ export interface OpenStoreOptions {
 
 export async function openStore(config: StoreConfig, options: OpenStoreOptions): Promise<StoreBundle> {
   if (config.kind === 'file') {
-    const keys = await FileKeyStore.open(config.path, { live: options.live });
+    // Key records are stamped in real time (rotation grace, revocation), as operators read them.
+    const keys = await openFileKeyStore(config.path, { live: options.live });
     const limiter = await MemoryLimiter.open(usagePathFor(config.path), options.now);
     const slots = new MemoryConnectionSlots();
     const accounts = await FileAccountStore.open(accountsPathFor(config.path), options.now);
+    const holds = await FileHoldStore.open(holdsPathFor(config.path));
     return {
       kind: 'file',
       keys,
       limiter,
       slots,
       accounts,
+      holds,
       redis: undefined,
       up: () => true,
       close: async () => {
@@ -64,7 +71,7 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions):
   }
   const connection = new RedisConnection({ url: config.url, timeoutMs: config.timeoutMs, onHealth: options.onHealth });
   await connection.ready(Math.max(config.timeoutMs * 4, 1_000));
-  const keys = await RedisKeyStore.open(connection.client, {
+  const keys = await openRedisKeyStore(connection.client, {
     prefix: config.prefix,
     live: options.live ? { url: config.url, timeoutMs: config.timeoutMs } : undefined,
   });
@@ -82,15 +89,21 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions):
     now: options.now,
     onFallback: options.onFallback,
   });
+  const holds = await RedisHoldStore.open(connection.client, {
+    prefix: config.prefix,
+    live: options.live ? { url: config.url, timeoutMs: config.timeoutMs } : undefined,
+  });
   return {
     kind: 'redis',
     keys,
     limiter,
     slots,
     accounts: new RedisAccountStore(connection.client, config.prefix, options.now),
+    holds,
     redis: connection.client,
     up: () => connection.up,
     close: async () => {
+      await holds.close();
       await slots.close();
       await keys.close();
       await limiter.close();

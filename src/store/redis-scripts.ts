@@ -6,10 +6,14 @@ import type { Redis } from 'ioredis';
 
 export type ScriptCall = (...args: Array<string | number>) => Promise<unknown>;
 
-/** A script with `keys` KEYS arguments, callable on this client; defined once per client and name. */
-export function script(redis: Redis, name: string, keys: number, lua: string): ScriptCall {
+/**
+ * A script with `keys` KEYS arguments, callable on this client; defined once per
+ * client and name. With `keys` 'counted', the call's first argument is the number
+ * of KEYS that follow (scripts over a varying set of keys).
+ */
+export function script(redis: Redis, name: string, keys: number | 'counted', lua: string): ScriptCall {
   const client = redis as unknown as Record<string, ScriptCall | undefined>;
-  if (client[name] === undefined) redis.defineCommand(name, { numberOfKeys: keys, lua });
+  if (client[name] === undefined) redis.defineCommand(name, keys === 'counted' ? { lua } : { numberOfKeys: keys, lua });
   const fn = client[name] as ScriptCall;
   return (...args) => fn.apply(redis, args);
 }

@@ -1,61 +1,55 @@
 // WebSocket access on the traffic listener: an upgrade to a chain endpoint's path is
-// authenticated (key in the `apikey` query parameter or header), permitted and
-// counted against the tier's connection cap before it completes; anything refused
-// gets an HTTP answer in the error table's shape instead. Open connections are
-// pinged, rechecked when their key changes in the store, and closed on shutdown.
+// checked for its page's origin (the endpoint's CORS origins: browsers send Origin on
+// every upgrade), authenticated (key in the `apikey` query parameter or header, with
+// its restrictions), permitted and counted against the tier's connection cap before it
+// completes; anything refused gets an HTTP answer in the error table's shape instead.
+// Open connections are pinged, rechecked when their key changes in the store, and
+// closed on shutdown.
 
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { STATUS_CODES } from 'node:http';
 import { WebSocketServer } from 'ws';
-import { extractKey } from '../auth/extract.js';
-import { hashKey } from '../auth/key-format.js';
 import type { KeyCache } from '../auth/key-cache.js';
-import type { KeyMatch, KeyStore, StoreChange } from '../auth/key-store.js';
-import { outcomeOf, type CallAccess } from '../calls/access.js';
+import type { KeyStore, StoreChange } from '../auth/key-store.js';
 import type { ChainRuntime } from '../chain-runtime.js';
 import type { ServerConfig } from '../config/types.js';
+import type { CallAccess } from '../exec/access.js';
+import type { CallPath } from '../exec/call-path.js';
+import type { Identifier } from '../exec/identify.js';
+import { clientFacts } from '../exec/restrict.js';
+import { outcomeOf, traceIdOf } from '../exec/request-record.js';
 import { GatewayError, isGatewayError } from '../errors.js';
-import { requestErrorText } from '../http/answers.js';
-import type { EndpointTable } from '../http/endpoints.js';
-import { normalizePath } from '../http/path.js';
+import { corsPolicy } from '../ingress/cors.js';
+import { clientAddress, type TrustedProxies } from '../exec/client-address.js';
+import type { EndpointTable } from '../ingress/endpoints.js';
+import { normalizePath } from '../ingress/path.js';
+import { refuseSocket } from '../ingress/raw-refusal.js';
 import type { Logger } from '../log.js';
 import type { Metrics, WsGauges } from '../metrics/metrics.js';
 import type { ConnectionSlots } from '../quota/connection-slots.js';
+import type { Tracing } from '../trace/tracing.js';
 import { WsSession } from './ws-session.js';
 
 export interface WsGatewayDeps {
   readonly endpoints: () => EndpointTable<ChainRuntime>;
   readonly runtime: (chain: string) => ChainRuntime | undefined;
+  readonly identifier: Identifier;
   readonly keys: KeyCache;
   readonly store: KeyStore;
   readonly slots: ConnectionSlots;
   readonly access: CallAccess;
+  readonly path: CallPath;
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly now: () => number;
   readonly draining: () => boolean;
   /** Read when used, so a reload's limits apply to the next connection and sweep. */
   readonly server: () => ServerConfig;
-}
-
-/** An HTTP answer on a socket whose upgrade is refused; the connection closes after it. */
-function refuse(socket: Duplex, err: GatewayError, style: 'jsonrpc' | 'rest'): void {
-  if (!socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const body = requestErrorText(err, style, undefined, false);
-  const extra =
-    err.headers === undefined
-      ? ''
-      : Object.entries(err.headers)
-          .map(([k, v]) => `${k}: ${v}\r\n`)
-          .join('');
-  socket.end(
-    `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}connection: close\r\n\r\n${body}`,
-  );
+  /** Proxies whose X-Forwarded-For names the client in request log lines. */
+  readonly trustedProxies: () => TrustedProxies;
+  /** Spans of WebSocket messages; off when absent. */
+  readonly tracing?: Tracing;
 }
 
 export class WsGateway {
@@ -82,7 +76,7 @@ export class WsGateway {
       socket.on('error', () => undefined);
       this.upgrade(req, socket, head).catch((err: unknown) => {
         this.deps.logger.error('WebSocket upgrade failed unexpectedly', { error: (err as Error).stack ?? String(err) });
-        refuse(socket, new GatewayError('UNAVAILABLE'), 'jsonrpc');
+        refuseSocket(socket, new GatewayError('UNAVAILABLE'), 'jsonrpc');
       });
     });
   }
@@ -95,7 +89,7 @@ export class WsGateway {
     const { deps } = this;
     const server = deps.server();
     if (deps.draining() || this.stopped) {
-      return refuse(
+      return refuseSocket(
         socket,
         new GatewayError('UNAVAILABLE', { message: 'Gateway is shutting down', headers: { 'retry-after': '1' } }),
         'jsonrpc',
@@ -107,25 +101,29 @@ export class WsGateway {
     try {
       path = normalizePath(q < 0 ? url : url.slice(0, q), server.maxPathLength);
     } catch (err) {
-      return refuse(socket, err as GatewayError, 'rest');
+      return refuseSocket(socket, err as GatewayError, 'rest');
     }
     const routed = deps.endpoints().match(req.headers.host, path);
     const chain = routed?.target;
-    if (chain === undefined || routed?.rest !== '/' || chain.handler.websocket === undefined) {
-      return refuse(socket, new GatewayError('ENDPOINT_NOT_FOUND', { message: 'No WebSocket endpoint at this address' }), 'rest');
+    if (chain === undefined || routed?.rest !== '/' || chain.subscriptions === undefined) {
+      return refuseSocket(socket, new GatewayError('ENDPOINT_NOT_FOUND', { message: 'No WebSocket endpoint at this address' }), 'rest');
     }
-    let hash: string;
-    let match: KeyMatch;
-    try {
-      const { key } = extractKey(req.headers.apikey, q < 0 ? '' : url.slice(q + 1));
-      hash = hashKey(key);
-      match = await deps.keys.lookupHash(hash);
-    } catch (err) {
-      return this.refused(socket, chain, err);
+    const origin = req.headers.origin;
+    if (origin !== undefined && !corsPolicy(chain.config.cors.origins).matches(origin)) {
+      return this.refused(
+        socket,
+        chain,
+        new GatewayError('FORBIDDEN', { message: 'This endpoint does not answer pages from this origin' }),
+      );
     }
+    // What the key's restrictions are checked against, now and whenever the key changes.
+    const client = clientFacts(req, deps.trustedProxies());
+    let who = deps.identifier.identify(chain, req, q < 0 ? '' : url.slice(q + 1), 'ws');
     delete req.headers.apikey;
-    const tier = deps.access.tierFor(match.record, chain);
-    if (isGatewayError(tier)) return this.refused(socket, chain, tier);
+    if (who instanceof Promise) who = await who;
+    if (isGatewayError(who)) return this.refused(socket, chain, who);
+    const { match, hash } = who;
+    const { tier } = who.principal;
     const slot = randomUUID();
     let taken: boolean;
     try {
@@ -155,17 +153,28 @@ export class WsGateway {
     socket.once('close', () => {
       if (!upgraded) deps.slots.release(match.record.id, slot);
     });
+    const traced = deps.tracing?.on === true ? deps.tracing.messages(req.headers) : undefined;
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       upgraded = true;
       const session = new WsSession(
         ws,
         {
           access: deps.access,
+          path: deps.path,
+          touch: (id, at) => deps.store.touch(id, at),
+          restricted: (reason) => deps.metrics.restricted.inc({ chain: chain.name, reason }),
           runtime: deps.runtime,
           metrics: deps.metrics,
           logger: deps.logger,
           now: deps.now,
           requestTimeoutMs: () => deps.server().requestTimeoutMs,
+          maxBufferedBytes: () => deps.server().wsMaxBufferedBytes,
+          peer: {
+            address: clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxies()),
+            userAgent: req.headers['user-agent'],
+            traceId: traceIdOf(req.headers.traceparent),
+          },
+          traced,
           ended: (s, code) => {
             this.sessions.delete(s);
             this.perChain.set(s.chain, (this.perChain.get(s.chain) ?? 1) - 1);
@@ -177,7 +186,7 @@ export class WsGateway {
         chain.name,
         hash,
         match,
-        req.headers,
+        client,
       );
       this.sessions.add(session);
       this.perChain.set(chain.name, (this.perChain.get(chain.name) ?? 0) + 1);
@@ -194,7 +203,7 @@ export class WsGateway {
   private refused(socket: Duplex, chain: ChainRuntime, err: unknown): void {
     const e = isGatewayError(err) ? err : new GatewayError('UNAVAILABLE', { cause: err });
     this.deps.metrics.requests.inc({ chain: chain.name, method: 'other', outcome: outcomeOf(e), transport: 'ws' });
-    refuse(socket, e, chain.handler.errorStyle);
+    refuseSocket(socket, e, chain.handler.http?.errorStyle);
   }
 
   /** A key changed in the store: its connections take the new record, or close if it no longer works. */

@@ -2,40 +2,52 @@
 // authenticated: every message is a JSON-RPC request routed, limited and counted
 // like an HTTP one; subscribe and unsubscribe calls go to the endpoint's
 // subscription hub. The connection keeps the key's hash, never the key, and ends
-// when the key stops being valid, the client is too slow, or its node is gone.
+// when the key stops being valid or its restrictions stop allowing this client, the
+// client is too slow, or its node is gone.
 
-import type { IncomingHttpHeaders } from 'node:http';
 import type { RawData, WebSocket } from 'ws';
 import { keyState, type KeyMatch, type KeyRecord } from '../auth/key-store.js';
-import type { CallAccess } from '../calls/access.js';
-import { answerJsonRpc, type OwnCalls } from '../calls/jsonrpc-calls.js';
-import { newOutcome, outcomeOf, recordRequest, type RequestOutcome } from '../calls/request-record.js';
+import { compiledRestrictions } from '../auth/restrictions.js';
 import type { ChainRuntime } from '../chain-runtime.js';
-import type { TierConfig } from '../config/types.js';
+import type { CallAccess, Principal } from '../exec/access.js';
+import type { CallResult } from '../exec/attempts.js';
+import type { CallPath, OwnCalls } from '../exec/call-path.js';
+import { newOutcome, outcomeOf, recordRequest, type RequestOutcome } from '../exec/request-record.js';
+import { clientRefusal, type ClientFacts, type RestrictionReason } from '../exec/restrict.js';
 import { GatewayError, isGatewayError } from '../errors.js';
-import { requestErrorText } from '../http/answers.js';
+import { errorText } from '../ingress/answers.js';
+import { answerJsonRpc } from '../ingress/jsonrpc-answer.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { Call, InboundRequest } from '../plugin.js';
-import type { ItemResult } from '../pool/forwarder.js';
-import type { Subscriber } from './subscription-hub.js';
+import type { JsonRpcCall, JsonRpcRequest, SubscriptionCodec } from '../plugin/contract.js';
+import type { Subscriber } from '../subscriptions/hub.js';
+import type { RequestSpan } from '../trace/request-span.js';
 
-/** Past this much unsent data, a client is not reading: it is let go rather than buffered for. */
-const SLOW_CLIENT_BYTES = 8 * 1024 * 1024;
 /** Calls of one connection being answered at once; more are refused until some finish. */
 const MAX_IN_FLIGHT = 256;
 const CLOSE_CODES = new Set([1000, 1001, 1006, 1008, 1009, 1011, 1013]);
 
 export interface SessionDeps {
   readonly access: CallAccess;
+  readonly path: CallPath;
   /** The chain endpoint's current runtime (a reload may replace it). */
   readonly runtime: (chain: string) => ChainRuntime | undefined;
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly now: () => number;
   readonly requestTimeoutMs: () => number;
+  /** Past this much unsent data, a client is not reading: it is let go rather than buffered for. */
+  readonly maxBufferedBytes: () => number;
+  /** Records the key's last use. */
+  touch(keyId: string, at: number): void;
+  /** Counts a connection ended by its key's new restrictions. */
+  restricted(reason: RestrictionReason): void;
   /** Called once when the connection is over, with its close code. */
   readonly ended: (session: WsSession, code: number) => void;
+  /** Who opened the connection, for its messages' request log lines. */
+  readonly peer: { readonly address: string | undefined; readonly userAgent: string | undefined; readonly traceId: string | undefined };
+  /** A message's span (continuing the upgrade's traceparent), when tracing is on. */
+  readonly traced?: (chain: string) => RequestSpan;
 }
 
 export class WsSession implements Subscriber {
@@ -60,7 +72,8 @@ export class WsSession implements Subscriber {
     /** SHA-256 of the key the connection was opened with. */
     readonly hash: string,
     private match: KeyMatch,
-    private readonly headers: IncomingHttpHeaders,
+    /** Where the upgrade came from, for the key's restrictions when they change. */
+    private readonly client: ClientFacts,
   ) {
     ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
     ws.on('pong', () => {
@@ -78,10 +91,16 @@ export class WsSession implements Subscriber {
     return this.subs.size;
   }
 
-  /** The store changed this key: keep the new record, or end the connection if it is no longer valid. */
+  /** The store changed this key: keep the new record, or end the connection if it is no longer valid or no longer allows this client. */
   refresh(match: KeyMatch | undefined): void {
     if (match !== undefined) this.match = match;
-    if (match === undefined || !this.valid()) this.close(1008, 'API key revoked or expired');
+    if (match === undefined || !this.valid()) return this.close(1008, 'API key revoked or expired');
+    const r = match.record.restrictions;
+    const refused = r === undefined ? undefined : clientRefusal(match.record, compiledRestrictions(r), this.client, 'ws');
+    if (refused !== undefined) {
+      this.deps.restricted(refused.reason);
+      this.close(1008, 'API key restrictions no longer allow this client');
+    }
   }
 
   valid(): boolean {
@@ -103,8 +122,13 @@ export class WsSession implements Subscriber {
   }
 
   deliver(text: string): void {
+    this.send(text, 'notifications');
+  }
+
+  /** A client that does not read what it is sent is let go, never buffered for without bound. */
+  private send(text: string, what: 'answers' | 'notifications'): void {
     if (this.closing) return;
-    if (this.ws.bufferedAmount > SLOW_CLIENT_BYTES) return this.close(1008, 'Client too slow to read its notifications');
+    if (this.ws.bufferedAmount > this.deps.maxBufferedBytes()) return this.close(1008, `Client too slow to read its ${what}`);
     this.ws.send(text);
   }
 
@@ -144,15 +168,24 @@ export class WsSession implements Subscriber {
     const record = this.match.record;
     const result = newOutcome();
     result.key = record;
+    result.traceId = this.deps.peer.traceId;
+    result.bytesIn = body.length;
+    if (this.deps.traced !== undefined) result.span = this.deps.traced(rt.name);
+    this.deps.touch(record.id, this.deps.now());
     rt.load.inFlight++;
     this.inFlight++;
     try {
       const answer = await this.answer(rt, record, body, isBinary, result);
-      if (answer !== null && !this.closing) this.ws.send(answer);
+      if (answer !== null) {
+        result.bytesOut = Buffer.byteLength(answer);
+        this.send(answer, 'answers');
+      }
     } catch (err) {
       const e = isGatewayError(err) ? err : new GatewayError('UPSTREAM_FAILED', { cause: err });
       result.outcome = outcomeOf(e);
-      if (!this.closing) this.ws.send(requestErrorText(e, 'jsonrpc', undefined, false));
+      const text = errorText(e, 'jsonrpc');
+      result.bytesOut = Buffer.byteLength(text);
+      this.send(text, 'answers');
       if (!isGatewayError(err))
         this.deps.logger.error('WebSocket call failed unexpectedly', { chain: rt.name, error: (err as Error).stack ?? String(err) });
     } finally {
@@ -165,6 +198,8 @@ export class WsSession implements Subscriber {
         status: undefined,
         started,
         result,
+        client: this.deps.peer.address,
+        userAgent: this.deps.peer.userAgent,
       });
     }
   }
@@ -176,42 +211,52 @@ export class WsSession implements Subscriber {
     isBinary: boolean,
     result: RequestOutcome,
   ): Promise<string | null> {
-    const refuse = (e: GatewayError, parsed?: Parameters<typeof requestErrorText>[2], batch = false): string => {
+    const refuse = (e: GatewayError): string => {
       result.outcome = outcomeOf(e);
-      return requestErrorText(e, 'jsonrpc', parsed, batch);
+      return errorText(e, 'jsonrpc');
     };
     if (isBinary) return refuse(new GatewayError('INVALID_REQUEST', { message: 'Send JSON-RPC requests as text messages' }));
-    const inbound: InboundRequest = { method: 'POST', path: '/', query: '', headers: this.headers, body };
-    const parsed = rt.handler.parse(inbound);
-    if (parsed.kind !== 'jsonrpc')
-      return refuse(new GatewayError('INVALID_REQUEST', { message: 'WebSocket messages are JSON-RPC requests' }));
+    const codec = rt.handler.jsonrpc;
+    if (codec === undefined) return refuse(new GatewayError('ENDPOINT_NOT_FOUND', { message: 'This endpoint no longer serves WebSocket' }));
     const tier = this.deps.access.tierFor(record, rt);
-    if (isGatewayError(tier)) return refuse(tier, parsed.items, parsed.batch);
-    if (this.inFlight > MAX_IN_FLIGHT) {
-      return refuse(
-        new GatewayError('RATE_LIMITED', { message: 'Too many calls in flight on this connection' }),
-        parsed.items,
-        parsed.batch,
-      );
+    if (isGatewayError(tier)) return refuse(tier);
+    if (this.inFlight > MAX_IN_FLIGHT)
+      return refuse(new GatewayError('RATE_LIMITED', { message: 'Too many calls in flight on this connection' }));
+    let request: JsonRpcRequest;
+    try {
+      request = codec.parse(body.toString('utf8'));
+    } catch (err) {
+      const e = isGatewayError(err) ? err : new GatewayError('INVALID_REQUEST', { cause: err });
+      if (e.code === 'BATCH_TOO_LARGE') this.deps.path.refusedWhole(rt, { record, tier }, 'batch');
+      return refuse(e);
     }
+    const principal: Principal = { record, tier };
     const deadline = Date.now() + this.deps.requestTimeoutMs();
-    const a = await answerJsonRpc(this.deps.access, rt, record, tier, parsed, result, deadline, this.ownCalls(rt, tier));
+    const a = await answerJsonRpc(this.deps.path, {
+      chain: rt,
+      principal,
+      request,
+      deadline,
+      trace: result,
+      own: this.ownCalls(rt, principal),
+    });
     return a.body;
   }
 
   /** Subscribe and unsubscribe calls of the endpoint's plugin, answered here once admitted. */
-  private ownCalls(rt: ChainRuntime, tier: TierConfig): OwnCalls | undefined {
-    const ws = rt.handler.websocket;
+  private ownCalls(rt: ChainRuntime, principal: Principal): OwnCalls<JsonRpcCall, string> | undefined {
+    const ids = rt.handler.jsonrpc?.subscriptions;
     const hub = rt.subscriptions;
-    if (ws === undefined || hub === undefined) return undefined;
-    const unsubscribes = Object.values(ws.subscriptions);
+    if (ids === undefined || hub === undefined) return undefined;
+    const unsubscribes = Object.values(ids.methods);
+    const { tier } = principal;
     return {
-      claims: (call) => ws.subscriptions[call.method] !== undefined || unsubscribes.includes(call.method),
-      answer: async (call): Promise<ItemResult> => {
-        const unsubscribe = ws.subscriptions[call.method];
-        if (unsubscribe === undefined) return this.unsubscribe(call);
+      claims: (call) => ids.methods[call.method] !== undefined || unsubscribes.includes(call.method),
+      answer: async (call): Promise<CallResult<string>> => {
+        const unsubscribe = ids.methods[call.method];
+        if (unsubscribe === undefined) return this.unsubscribe(call, ids);
         // A notification could never learn its subscription's id.
-        if (call.id === undefined) return undefined;
+        if (call.id === undefined) return { answer: undefined, verdict: 'ok', sure: false };
         if (this.subs.size + this.subscribing >= tier.wsSubscriptions) {
           this.deps.metrics.rejections.inc({ chain: rt.name, tier: tier.name, reason: 'subscriptions' });
           return new GatewayError('TOO_MANY_SUBSCRIPTIONS', {
@@ -226,26 +271,27 @@ export class WsSession implements Subscriber {
           this.subscribing--;
         }
         if (isGatewayError(r)) return r;
-        if ('refusal' in r) return `{"jsonrpc":"2.0","id":${call.id},"error":${r.refusal}}`;
+        if ('refusal' in r)
+          return { answer: `{"jsonrpc":"2.0","id":${call.id},"error":${r.refusal}}`, verdict: 'chain-error', sure: false };
         if (this.closing) {
           hub.unsubscribe(r.id);
-          return undefined;
+          return { answer: undefined, verdict: 'ok', sure: false };
         }
         this.subs.add(r.id);
-        return `{"jsonrpc":"2.0","id":${call.id},"result":${r.id}}`;
+        return { answer: `{"jsonrpc":"2.0","id":${call.id},"result":${r.id}}`, verdict: 'ok', sure: false };
       },
     };
   }
 
-  private unsubscribe(call: Call): ItemResult {
+  private unsubscribe(call: JsonRpcCall, ids: SubscriptionCodec): CallResult<string> {
     const target = Array.isArray(call.params) ? (call.params as unknown[])[0] : undefined;
-    const id = typeof target === 'string' ? JSON.stringify(target) : undefined;
+    const id = typeof target === 'string' || typeof target === 'number' ? JSON.stringify(target) : undefined;
     const found = id !== undefined && this.subs.delete(id);
     if (found && id !== undefined) this.deps.runtime(this.chain)?.subscriptions?.unsubscribe(id);
-    if (call.id === undefined) return undefined;
-    // As geth answers an id it does not know.
+    if (call.id === undefined) return { answer: undefined, verdict: 'ok', sure: false };
+    // As the family's nodes answer an id they do not know.
     return found
-      ? `{"jsonrpc":"2.0","id":${call.id},"result":true}`
-      : `{"jsonrpc":"2.0","id":${call.id},"error":{"code":-32000,"message":"subscription not found"}}`;
+      ? { answer: `{"jsonrpc":"2.0","id":${call.id},"result":true}`, verdict: 'ok', sure: false }
+      : { answer: `{"jsonrpc":"2.0","id":${call.id},"error":${JSON.stringify(ids.unknownId)}}`, verdict: 'chain-error', sure: false };
   }
 }

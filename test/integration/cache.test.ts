@@ -165,7 +165,7 @@ describe('response cache and coalescing', function () {
     };
     expect(await statuses(metered.value)).to.deep.equal([200, 200, 429, 429]);
     expect(await statuses(free.value)).to.deep.equal([200, 200, 200, 200]);
-    const rows = await stack.gateway.limiter.usage(metered.id);
+    const rows = await stack.gateway.services.bundle.limiter.usage(metered.id);
     expect(rows[0]).to.include({ calls: 2, limited: 2 });
   });
 });

@@ -37,6 +37,19 @@ describe('noderouter CLI', function () {
       expect(res.stderr).to.contain('server.colour is not a known setting');
     });
 
+    it('refuses a node URL with a password, naming the path and not the secret', async () => {
+      const file = join((await import('node:os')).tmpdir(), `nr-cred-${process.pid}.yaml`);
+      const text = (await readFile('config/gateway.yaml', 'utf8')).replace(
+        '{ name: l1-full-1, url: http://127.0.0.1:18501, role: full }',
+        '{ name: l1-full-1, url: "http://:hunter2-node-pass@127.0.0.1:18501", role: full }',
+      );
+      await writeFile(file, text);
+      const res = await runCli(['check-config', file]);
+      expect(res.code).to.equal(1);
+      expect(res.stderr).to.contain('chains.l1.nodes[0].url must not carry credentials');
+      expect(res.stderr + res.stdout).not.to.contain('hunter2');
+    });
+
     it('reports an unset environment variable by path', async () => {
       const file = join((await import('node:os')).tmpdir(), `nr-env-${process.pid}.yaml`);
       const text = (await readFile('config/gateway.yaml', 'utf8')).replace(
@@ -75,6 +88,35 @@ describe('noderouter CLI', function () {
       expect(show.code).to.equal(0);
       expect(show.stdout).to.contain('growth');
       expect(show.stdout).to.not.contain(key);
+    });
+
+    it('refuses a prefix two keys share with exit 2, asking for the id, and changes nothing', async () => {
+      const mine = lastLine((await runCli(['keys', 'create', '--config', stack.configFile, '--account', 'acme', '--tier', 'free'])).stdout);
+      const prefix = mine.slice(0, 8);
+      // Another customer's key whose first characters happen to be the same, imported as `keys export` prints records.
+      const exported = (await runCli(['keys', 'export', '--config', stack.configFile])).stdout
+        .split('\n')
+        .filter((l) => l.includes(prefix));
+      const theirs = {
+        ...(JSON.parse(exported[0] as string) as Record<string, unknown>),
+        id: 'key_TheirKey0001',
+        account: 'globex',
+        hash: 'e'.repeat(64),
+      };
+      const file = join(stack.dir, 'theirs.jsonl');
+      await writeFile(file, `${JSON.stringify(theirs)}\n`);
+      expect((await runCli(['keys', 'import', file, '--config', stack.configFile])).code).to.equal(0);
+      for (const cmd of ['revoke', 'rotate', 'show']) {
+        const res = await runCli(['keys', cmd, prefix, '--config', stack.configFile]);
+        expect(res.code, cmd).to.equal(2);
+        expect(res.stderr).to.equal(`noderouter: prefix "${prefix}" matches more than one key: use the key's id (key_…) instead\n`);
+      }
+      const call = await rpc(stack.url('/l1'), { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' }, { apikey: mine });
+      expect(call.status).to.equal(200);
+      const byId = await runCli(['keys', 'revoke', 'key_TheirKey0001', '--config', stack.configFile]);
+      expect(byId.code).to.equal(0);
+      expect(byId.stdout).to.match(/account\s+globex/);
+      expect((await rpc(stack.url('/l1'), { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' }, { apikey: mine })).status).to.equal(200);
     });
 
     it('revokes, rotates and reports usage through the CLI', async () => {

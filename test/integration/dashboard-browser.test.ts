@@ -106,7 +106,8 @@ describe('dashboard in a browser', function () {
       adminToken: ADMIN_TOKEN,
       now: () => clock,
       dashboardYaml: '{ enabled: true }',
-      keysYaml: 'rotationGraceSeconds: 600',
+      // Many key changes for one account here: pacing has its own tests (key-churn.test.ts).
+      keysYaml: 'rotationGraceSeconds: 600, changesBurst: 1000',
     });
     origin = stack.gateway.dashboardListenUrl;
     await stack.gateway.accounts.create({ name: 'acme', tiers: 'free,growth', defaultTier: 'growth' });
@@ -308,7 +309,7 @@ describe('dashboard in a browser', function () {
     let expected = 0;
     for (const k of await stack.gateway.accounts.keysOf(await stack.gateway.accounts.find('acme'))) {
       const day = new Date(clock).toISOString().slice(0, 10);
-      expected += (await stack.gateway.limiter.usage(k.id, day)).reduce((n, r) => n + r.calls, 0);
+      expected += (await stack.gateway.services.bundle.limiter.usage(k.id, day)).reduce((n, r) => n + r.calls, 0);
     }
     expect(await page.locator('#usage-today').textContent()).to.equal(String(expected));
     await page.screenshot({ path: `${SHOTS}usage.png`, fullPage: true });

@@ -171,6 +171,13 @@ describe('Grafana dashboards and alert rules', function () {
       'NoderouterConfigReloadFailed',
       'NoderouterStoreDown',
       'NoderouterSubscriptionsDropped',
+      'NoderouterNodeWrongChain',
+      'NoderouterNodeRoleMismatch',
+      'NoderouterTraceExportFailing',
+      'NoderouterHeadNotAdvancing',
+      'NoderouterSubmitsRefusedEverywhere',
+      'NoderouterChainAllNodesHeld',
+      'NoderouterNodeHeldLong',
     ]);
     for (const [alert, expr] of rules) check(alert, expr);
   });

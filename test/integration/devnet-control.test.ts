@@ -47,6 +47,21 @@ describe('devnet control server', function () {
     expect(((await ok.json()) as { result: string }).result).to.equal('0x1f4');
   });
 
+  it('makes a node claim a head above the chain (headOffset), and stop again', async () => {
+    const blockNumber = async (): Promise<number> => {
+      const r = await fetch(devnet.node('a').url, { method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}' });
+      return Number(((await r.json()) as { result: string }).result);
+    };
+    const real = devnet.node('b').height();
+    const put = await control('/nodes/a/faults', { method: 'PUT', body: '{"headOffset":1000}' });
+    expect(put.status).to.equal(200);
+    expect(await blockNumber()).to.equal(real + 1000);
+    expect(devnet.node('b').height()).to.equal(real);
+    expect((await control('/nodes/a/faults', { method: 'PUT', body: '{"headOffset":true}' })).status).to.equal(400);
+    await control('/nodes/a/faults', { method: 'DELETE' });
+    expect(await blockNumber()).to.equal(real);
+  });
+
   it('mines and reorganises blocks', async () => {
     const before = devnet.node('b').height();
     const hashOf = async (): Promise<string> => {

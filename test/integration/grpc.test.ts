@@ -10,8 +10,8 @@ import { expect } from 'chai';
 import { connect } from 'node:http2';
 import { readFile, writeFile } from 'node:fs/promises';
 import type { ChainRuntime } from '../../src/chain-runtime.js';
-import type { DevnetGrpcNode } from '../../src/devnet/sdk-grpc.js';
-import { pb } from '../../src/devnet/proto-writer.js';
+import type { DevnetGrpcNode } from '../../plugins/sdk-grpc/devnet.js';
+import { pb } from 'noderouter/devnet';
 import { message, varint } from '../../plugins/sdk-grpc/proto.js';
 import { DEFAULT_TIERS, get, HUB_GRPC, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 
@@ -210,7 +210,7 @@ describe('gRPC', function () {
       await node('hub-grpc-full-1').setFaults({ down: true });
       await node('hub-grpc-full-2').setFaults({ status: grpc.status.UNAVAILABLE });
       for (let i = 0; i < 3; i++) expect((await unary(PARAMS, { apikey: value })).code).to.equal(0);
-      const rows = await stack.gateway.limiter.usage(id);
+      const rows = await stack.gateway.services.bundle.limiter.usage(id);
       expect(rows.map((r) => [r.chain, r.calls, r.errors])).to.deep.equal([['hub-grpc', 3, 0]]);
     });
   });

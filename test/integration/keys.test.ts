@@ -112,6 +112,33 @@ describe('keys, tiers and quotas', function () {
       expect((await call(value)).status).to.equal(401);
     });
 
+    it('refuses a prefix two keys share with 400, asking for the id, and revokes by id', async () => {
+      const { value, id } = await stack.createKey('enterprise');
+      const record = (await stack.gateway.keys.store.get(id)) as NonNullable<Awaited<ReturnType<typeof stack.gateway.keys.store.get>>>;
+      // Another customer's key whose first characters happen to be the same.
+      await stack.gateway.keys.store.put({ ...record, id: 'key_OtherCustomer', account: 'globex', hash: 'f'.repeat(64) });
+      const prefix = value.slice(0, 8);
+      for (const [method, path] of [
+        ['POST', `/admin/keys/${prefix}/revoke`],
+        ['POST', `/admin/keys/${prefix}/rotate`],
+        ['GET', `/admin/keys/${prefix}`],
+        ['GET', `/admin/keys/${prefix}/usage`],
+      ] as const) {
+        const res = await admin(method, path, method === 'POST' ? {} : undefined);
+        expect(res.status, path).to.equal(400);
+        expect(res.json.error).to.deep.equal({
+          code: 'INVALID_INPUT',
+          message: `prefix "${prefix}" matches more than one key: use the key's id (key_…) instead`,
+        });
+      }
+      expect((await call(value)).status).to.equal(200);
+      expect((await admin('POST', '/admin/keys/key_OtherCustomer/revoke')).json.record).to.deep.include({
+        account: 'globex',
+        state: 'revoked',
+      });
+      expect((await call(value)).status).to.equal(200);
+    });
+
     it('refuses an expired key', async () => {
       const { value } = await stack.createKey('enterprise', { expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
       expect((await call(value)).status).to.equal(200);
@@ -127,7 +154,8 @@ describe('keys, tiers and quotas', function () {
       for (const n of stack.devnet.nodes.values()) n.clearReceived();
       const res = await call(value, 'eth_blockNumber', [], 'x');
       expect(res.status).to.equal(403);
-      expect(res.json).to.deep.include({ id: 'x' });
+      // Refused before the body is read: one error object, id null.
+      expect(res.json).to.deep.include({ id: null });
       expect((res.json as { error: { code: number } }).error.code).to.equal(-32004);
       expect([...stack.devnet.nodes.values()].flatMap((n) => n.received)).to.have.length(0);
       expect((await get(stack.url('/hub/rest/cosmos/auth/v1beta1/params'), { apikey: value })).status).to.equal(200);
@@ -199,9 +227,9 @@ describe('keys, tiers and quotas', function () {
       const four = [1, 2, 3, 4].map((id) => ({ jsonrpc: '2.0', id, method: 'eth_blockNumber' }));
       const res = await rpc(stack.url('/l1'), four, { apikey: value });
       expect(res.status).to.equal(413);
-      expect((res.json as Array<{ id: number; error: { code: number } }>).map((i) => i.error.code)).to.deep.equal([
-        -32600, -32600, -32600, -32600,
-      ]);
+      // One error object for the whole batch, never one per item.
+      expect(res.json).to.deep.include({ id: null });
+      expect((res.json as { error: { code: number } }).error.code).to.equal(-32600);
     });
 
     it('resets the daily quota at the UTC day boundary', async () => {

@@ -303,7 +303,7 @@ describe('node pools', function () {
     await stack.devnet.node('e-full-1').setFaults({ status: 503 });
     await stack.devnet.node('e-full-2').setFaults({ html: true });
     for (let i = 0; i < 3; i++) expect((await call('/evm3', 'eth_gasPrice', [], { apikey: value })).status).to.equal(200);
-    const rows = await stack.gateway.limiter.usage(id);
+    const rows = await stack.gateway.services.bundle.limiter.usage(id);
     expect(rows.map((r) => [r.chain, r.calls, r.errors])).to.deep.equal([['evm3', 3, 0]]);
     const metrics = (await get(stack.admin('/metrics'))).text;
     expect(metrics).to.match(/noderouter_retries_total\{chain="evm3",reason="failure"\} [1-9]/);

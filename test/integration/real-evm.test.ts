@@ -48,7 +48,7 @@ describe('real EVM nodes and clients: anvil, viem, ethers', function () {
       chain: null,
       gas: 200_000n,
     });
-    const raw = await wallet.signTransaction({ ...request, chain: null } as Parameters<typeof wallet.signTransaction>[0]);
+    const raw = await wallet.signTransaction({ ...request, chain: null });
     const hash = await client.sendRawTransaction({ serializedTransaction: raw });
     await broadcast([archive, full], raw);
     await mineAll([archive, full], ++block);
@@ -158,7 +158,7 @@ describe('real EVM nodes and clients: anvil, viem, ethers', function () {
       const deploy = await transact(ANSWER_42);
       const receipt = await p.getTransactionReceipt(deploy);
       expect(receipt?.status).to.equal(1);
-      expect(BigInt(await p.call({ to: receipt?.contractAddress as string, data: '0x' }))).to.equal(42n);
+      expect(BigInt(await p.call({ to: receipt?.contractAddress, data: '0x' }))).to.equal(42n);
       p.destroy();
     });
 
@@ -166,7 +166,7 @@ describe('real EVM nodes and clients: anvil, viem, ethers', function () {
       const p = provider();
       const reverter = await p.getTransactionReceipt(await transact(REVERTER));
       let code = '';
-      await p.call({ to: reverter?.contractAddress as string, data: '0x' }).catch((err: { code: string }) => (code = err.code));
+      await p.call({ to: reverter?.contractAddress, data: '0x' }).catch((err: { code: string }) => (code = err.code));
       expect(code).to.equal('CALL_EXCEPTION');
       p.destroy();
     });

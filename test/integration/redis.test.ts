@@ -100,7 +100,7 @@ describe('scale-out through Redis', function () {
     const { value, id } = await stack.createKey('enterprise');
     for (let i = 0; i < 3; i++) await callOn(stack.gateway, value);
     for (let i = 0; i < 4; i++) await callOn(other, value);
-    const rows = await other.limiter.usage(id);
+    const rows = await other.services.bundle.limiter.usage(id);
     expect(rows.map((r) => [r.chain, r.calls])).to.deep.equal([['l1', 7]]);
   });
 

@@ -1,5 +1,8 @@
-// SIGTERM on a running `noderouter serve`: readiness turns 503, in-flight requests
-// finish, usage is flushed to disk, and the process exits 0.
+// SIGTERM on a running `noderouter serve`: readiness turns 503 while requests are still
+// served for server.shutdownDelayMs, then the listener stops accepting, idle kept-alive
+// connections close cleanly, in-flight requests finish (answered with connection:
+// close), usage is flushed to disk, and the process exits 0. Under steady keep-alive
+// load no request goes unanswered and no connection is reset.
 
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -7,14 +10,16 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FileKeyStore } from '../../src/auth/file-key-store.js';
+import { connect } from 'node:net';
+import { openFileKeyStore } from '../../src/auth/file-key-store.js';
 import { startDevnet, type Devnet } from '../../src/devnet/index.js';
 import { configYaml, DEFAULT_TIERS, get, rpc } from '../support/harness.js';
+import { KeepAliveConnection, type KeptAnswer } from '../support/keep-alive.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 async function startServe(file: string): Promise<{ url: string; admin: string; child: ChildProcess; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin.ts', 'serve', '--config', file], {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', 'src/bin.ts', 'serve', '--config', file], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -52,10 +57,15 @@ describe('graceful shutdown', function () {
       configYaml(
         [{ name: 'l1', plugin: 'evm', path: '/l1', nodes: [{ name: 's-full-1', role: 'full' }] }],
         new Map([['s-full-1', devnet.node('s-full-1').url]]),
-        { tiers: DEFAULT_TIERS, storeYaml: `{ kind: file, path: "${storePath}" }`, probeIntervalMs: 60_000 },
+        {
+          tiers: DEFAULT_TIERS,
+          storeYaml: `{ kind: file, path: "${storePath}" }`,
+          probeIntervalMs: 60_000,
+          serverYaml: 'shutdownDelayMs: 50',
+        },
       ),
     );
-    const store = await FileKeyStore.open(storePath);
+    const store = await openFileKeyStore(storePath);
     const { record, value } = await store.create({ account: 'a', tier: 'enterprise' });
     await store.close();
 
@@ -76,6 +86,96 @@ describe('graceful shutdown', function () {
     await devnet.node('s-full-1').clearFaults();
   });
 
+  it('loses nothing under keep-alive load: serves through the delay, then closes idle connections cleanly and answers in-flight ones with connection: close', async () => {
+    const load = await startDevnet(
+      [
+        { network: 'a', family: 'evm', name: 'k-a-1', role: 'full' },
+        { network: 'b', family: 'evm', name: 'k-b-1', role: 'full' },
+      ],
+      { blockTimeMs: 0, noControl: true },
+    );
+    const storePath = join(dir, 'keys-load.json');
+    const file = join(dir, 'load.yaml');
+    await writeFile(
+      file,
+      configYaml(
+        [
+          { name: 'a', plugin: 'evm', path: '/a', nodes: [{ name: 'k-a-1', role: 'full' }] },
+          { name: 'b', plugin: 'evm', path: '/b', nodes: [{ name: 'k-b-1', role: 'full' }] },
+        ],
+        new Map([...load.nodes.values()].map((n) => [n.name, n.url])),
+        {
+          tiers: DEFAULT_TIERS,
+          storeYaml: `{ kind: file, path: "${storePath}" }`,
+          probeIntervalMs: 60_000,
+          serverYaml: 'shutdownDelayMs: 2500, shutdownTimeoutMs: 20000',
+        },
+      ),
+    );
+    const store = await openFileKeyStore(storePath);
+    const { value } = await store.create({ account: 'a', tier: 'enterprise' });
+    await store.close();
+    const { url, admin, child, exited } = await startServe(file);
+    const port = Number(new URL(url).port);
+    const headers = { apikey: value };
+    let sent = 0;
+    const answers: KeptAnswer[] = [];
+    const post = async (c: KeepAliveConnection, path: string): Promise<KeptAnswer> => {
+      sent++;
+      const a = await c.post(path, `{"jsonrpc":"2.0","id":${sent},"method":"eth_blockNumber"}`, headers);
+      answers.push(a);
+      return a;
+    };
+    try {
+      await load.node('k-a-1').setFaults({ latencyMs: 5 });
+      // 28 connections of steady load on /a; 4 more whose next request waits at /b's node.
+      const steady = await Promise.all(Array.from({ length: 28 }, () => KeepAliveConnection.open(port)));
+      const held = await Promise.all(Array.from({ length: 4 }, () => KeepAliveConnection.open(port)));
+      for (const c of held) await post(c, '/b');
+      let lbSending = true;
+      const loops = steady.map(async (c) => {
+        while (lbSending) await post(c, '/a');
+      });
+      while (answers.length < 28 * 5) await new Promise((r) => setTimeout(r, 10));
+      await load.node('k-b-1').setFaults({ hold: true });
+      const inFlight = held.map((c) => post(c, '/b'));
+      while (load.node('k-b-1').received.filter((r) => r.body.includes('eth_blockNumber')).length < 8) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+
+      child.kill('SIGTERM');
+      while ((await get(`${admin}/health/ready`)).status !== 503) await new Promise((r) => setTimeout(r, 10));
+      // The load balancer sees readiness 503 and stops sending; what it still sends meanwhile is served.
+      lbSending = false;
+      await Promise.all(loops);
+      const during = await Promise.all(steady.slice(0, 8).map((c) => post(c, '/a')));
+      expect(during.map((a) => a.status)).to.deep.equal(Array(8).fill(200));
+      expect(during.every((a) => a.headers.connection !== 'close')).to.equal(true);
+      const fresh = await KeepAliveConnection.open(port);
+      expect((await post(fresh, '/a')).status).to.equal(200);
+
+      // Then the listener stops accepting and every idle connection is closed.
+      while (await accepts(port)) await new Promise((r) => setTimeout(r, 20));
+      await Promise.all([...steady, fresh].map((c) => c.closed));
+      await load.node('k-b-1').clearFaults();
+      const last = await Promise.all(inFlight);
+      expect(last.map((a) => a.status)).to.deep.equal([200, 200, 200, 200]);
+      expect(last.every((a) => a.headers.connection === 'close')).to.equal(true);
+      await Promise.all(held.map((c) => c.closed));
+      expect(await exited).to.equal(0);
+
+      expect(answers.length).to.equal(sent);
+      expect(answers.every((a) => a.status === 200)).to.equal(true);
+      for (const c of [...steady, ...held, fresh]) {
+        expect(c.error?.message).to.equal(undefined);
+        expect(c.ended, 'closed by the server with a FIN').to.equal(true);
+      }
+    } finally {
+      child.kill('SIGKILL');
+      await load.close();
+    }
+  });
+
   it('reloads when the config file changes and on SIGHUP', async () => {
     const storePath = join(dir, 'keys2.json');
     const file = join(dir, 'watched.yaml');
@@ -90,9 +190,10 @@ describe('graceful shutdown', function () {
         tiers: DEFAULT_TIERS,
         storeYaml: `{ kind: file, path: "${storePath}" }`,
         probeIntervalMs: 60_000,
+        serverYaml: 'shutdownDelayMs: 50',
       });
     await writeFile(file, yaml(['/a']));
-    const store = await FileKeyStore.open(storePath);
+    const store = await openFileKeyStore(storePath);
     const { value } = await store.create({ account: 'a', tier: 'enterprise' });
     await store.close();
     const { url, child, exited } = await startServe(file);
@@ -119,3 +220,15 @@ describe('graceful shutdown', function () {
     expect(await exited).to.equal(0);
   });
 });
+
+/** Does the listener still take connections? */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}

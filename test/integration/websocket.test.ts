@@ -374,7 +374,7 @@ describe('WebSocket', function () {
       const s = await connect('/l1', value);
       await s.call('eth_blockNumber');
       await s.send('[{"jsonrpc":"2.0","id":"x","method":"eth_chainId"},{"jsonrpc":"2.0","id":"y","method":"eth_chainId"}]', '"x"');
-      const rows = await stack.gateway.limiter.usage(id);
+      const rows = await stack.gateway.services.bundle.limiter.usage(id);
       expect(rows.map((r) => [r.chain, r.calls])).to.deep.equal([['l1', 3]]);
     });
 

@@ -13,7 +13,7 @@ export interface CliResult {
 
 export function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/bin.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', 'src/bin.ts', ...args], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

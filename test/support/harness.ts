@@ -6,22 +6,29 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
-import { startDevnet, type Devnet, type DevnetFamily, type DevnetOptions } from '../../src/devnet/index.js';
+import { startDevnet, type Devnet, type DevnetCredentials, type DevnetOptions } from '../../src/devnet/index.js';
+import type { NodeFaults } from '../../src/devnet/types.js';
 import { Gateway } from '../../src/gateway.js';
 import { silentLogger, type Logger } from '../../src/log.js';
 
 export interface NodeSpec {
   readonly name: string;
-  readonly role: 'full' | 'archive';
+  /** Left out: the config gives none and the gateway detects it (a devnet node it starts is then a full one). */
+  readonly role?: 'full' | 'archive';
   readonly weight?: number;
   readonly priority?: number;
   /** Reuse the devnet node of this name (same URL) instead of starting one. */
   readonly sameAs?: string;
+  /** A provider's node: the devnet node requires these, and the node URL carries the base path and query. */
+  readonly credentials?: DevnetCredentials;
+  /** The node's `headers:` in config (values written as given, so they may use ${ENV}). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export interface ChainSpec {
   readonly name: string;
-  readonly plugin: DevnetFamily;
+  /** The chain's plugin; its devnet family simulates the nodes. */
+  readonly plugin: string;
   /** Route path; gRPC chains (sdk-grpc) have none: they are routed by host, or are the default. */
   readonly path?: string;
   readonly host?: string;
@@ -133,6 +140,10 @@ export interface StackOptions {
   readonly dashboardYaml?: string;
   /** Extra `keys:` settings (flow YAML members, e.g. "rotationGraceSeconds: 600"). */
   readonly keysYaml?: string;
+  /** The `log:` mapping (flow YAML); when given and no logger is, the gateway makes its own logger from it. */
+  readonly logYaml?: string;
+  /** Faults of devnet nodes from before the gateway starts (a node on another chain from the first look). */
+  readonly faults?: Readonly<Record<string, NodeFaults>>;
 }
 
 export interface Stack {
@@ -152,6 +163,13 @@ export interface Stack {
   close(): Promise<void>;
 }
 
+/** The base path and query a provider's node URL carries (what its devnet node requires). */
+function credentialsPart(c: DevnetCredentials | undefined): string {
+  if (c === undefined) return '';
+  const query = c.query === undefined ? '' : `?${new URLSearchParams(c.query).toString()}`;
+  return `${c.basePath ?? ''}${query}`;
+}
+
 export function configYaml(
   chains: readonly ChainSpec[],
   urls: ReadonlyMap<string, string>,
@@ -164,6 +182,7 @@ export function configYaml(
     serverYaml?: string;
     dashboardYaml?: string;
     keysYaml?: string;
+    logYaml?: string;
   },
 ): string {
   const chainYaml = chains
@@ -172,7 +191,14 @@ export function configYaml(
         .map((n) => {
           const url = urls.get(n.sameAs ?? n.name);
           if (url === undefined) throw new Error(`no devnet node for ${n.sameAs ?? n.name}`);
-          return `      - { name: ${n.name}, url: "${url}", role: ${n.role}, weight: ${n.weight ?? 1}, priority: ${n.priority ?? 0} }`;
+          const role = n.role === undefined ? '' : `, role: ${n.role}`;
+          const headers =
+            n.headers === undefined
+              ? ''
+              : `, headers: { ${Object.entries(n.headers)
+                  .map(([k, v]) => `${k}: "${v}"`)
+                  .join(', ')} }`;
+          return `      - { name: ${n.name}, url: "${url}${credentialsPart(n.credentials)}"${role}, weight: ${n.weight ?? 1}, priority: ${n.priority ?? 0}${headers} }`;
         })
         .join('\n');
       return [
@@ -185,6 +211,9 @@ export function configYaml(
         `    archiveOnly: ${c.archiveOnly === true}`,
         `    cache: ${c.cache ?? 'off'}`,
         c.extra?.includes('    health:') === true ? '' : `    health: { intervalMs: ${opts.probeIntervalMs}, timeoutMs: 500 }`,
+        // Tests count which node got each call: on a loaded machine a hedge would add one.
+        // The tests of hedging ask for it.
+        c.extra?.includes('    hedge:') === true ? '' : '    hedge: { perSecond: 0 }',
         c.extra ?? '',
         `    nodes:`,
         nodes,
@@ -195,7 +224,7 @@ export function configYaml(
     .join('\n');
   return [
     `server: { host: 127.0.0.1, port: 0, adminHost: 127.0.0.1, adminPort: 0, grpcPort: 0${opts.serverYaml === undefined ? '' : `, ${opts.serverYaml}`} }`,
-    'log: { level: silent }',
+    `log: ${opts.logYaml ?? '{ level: silent }'}`,
     opts.adminToken === undefined ? '' : `admin: { token: "${opts.adminToken}" }`,
     opts.dashboardYaml === undefined ? '' : `dashboard: ${opts.dashboardYaml}`,
     `store: ${opts.storeYaml}`,
@@ -216,9 +245,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const specs = chains.flatMap((c) =>
     c.nodes
       .filter((n) => n.sameAs === undefined && options.externalNodes?.has(n.name) !== true)
-      .map((n) => ({ network: c.network ?? c.name, family: c.plugin, name: n.name, role: n.role })),
+      .map((n) => ({ network: c.network ?? c.name, family: c.plugin, name: n.name, role: n.role ?? 'full', credentials: n.credentials })),
   );
   const devnet = await startDevnet(specs, { blockTimeMs: 0, noControl: true, ...options.devnet });
+  for (const [name, f] of Object.entries(options.faults ?? {})) await devnet.node(name).setFaults(f);
   const urls = new Map([...devnet.nodes.values()].map((n) => [n.name, n.url]));
   for (const [name, url] of options.externalNodes ?? []) urls.set(name, url);
   const configFile = join(dir, 'gateway.yaml');
@@ -234,12 +264,16 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       serverYaml: options.serverYaml,
       dashboardYaml: options.dashboardYaml,
       keysYaml: options.keysYaml,
+      logYaml: options.logYaml,
     }),
   );
   const config = await loadConfig(configFile);
-  const gateway = await Gateway.start(config, { logger: options.logger ?? silentLogger, now: options.now });
+  const logger = options.logger ?? (options.logYaml === undefined ? silentLogger : undefined);
+  const gateway = await Gateway.start(config, { logger, now: options.now });
+  // Each key its own account unless a test says otherwise: limits hold per account too.
+  let accounts = 0;
   const createKey = async (tier: string, extra: Record<string, unknown> = {}): Promise<{ id: string; value: string }> => {
-    const { record, value } = await gateway.keys.create({ account: 'acct-test', tier, ...extra });
+    const { record, value } = await gateway.keys.create({ account: `acct-test-${++accounts}`, tier, ...extra });
     return { id: record.id, value };
   };
   const { value: key } = await createKey('enterprise');

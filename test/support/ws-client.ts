@@ -69,7 +69,7 @@ export class RpcSocket {
       const w = this.waiting.get(key);
       if (w !== undefined) {
         this.waiting.delete(key);
-        w(Object.assign(v, { raw: text }) as Answer);
+        w(Object.assign(v, { raw: text }));
       }
     });
     this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));

@@ -13,7 +13,7 @@ import type { AccountRecord } from '../../accounts/account-store.js';
 import type { SigninThrottle } from '../../accounts/signin-throttle.js';
 import type { TierConfig } from '../../config/types.js';
 import type { Logger } from '../../log.js';
-import type { SampleRequest } from '../../plugin.js';
+import type { SampleRequest } from '../../plugin/contract.js';
 import { jsonBody } from '../json-api.js';
 import { keyView } from '../key-view.js';
 import {
@@ -64,7 +64,7 @@ function accountView(a: AccountRecord, tiers: Readonly<Record<string, TierConfig
 
 export function mountAccountApi(router: Router, deps: AccountApiDeps): void {
   const base = '/dashboard/api';
-  const guard = sessionGuard(ACCOUNT_SCOPE, deps.accounts, deps.adminToken);
+  const guard = sessionGuard(ACCOUNT_SCOPE, deps.accounts, deps.adminToken, deps.settings);
   const account = (ctx: Context): AccountRecord => openSession(ctx).account as AccountRecord;
   const audit = (ctx: Context, action: string, key: { id: string; prefix: string }): void =>
     deps.logger.info('dashboard key change', { event: 'dashboard', action, account: account(ctx).id, keyId: key.id, key: key.prefix });
@@ -74,7 +74,7 @@ export function mountAccountApi(router: Router, deps: AccountApiDeps): void {
     const opened = await signInRoute(ctx, deps, ACCOUNT_SCOPE, () => deps.accounts.signIn(body.token));
     if (opened?.account === undefined) return;
     // Signing in replaces any session this browser had.
-    await deps.accounts.signOut(readSessionId(ctx, ACCOUNT_SCOPE));
+    await deps.accounts.signOut(readSessionId(ctx, ACCOUNT_SCOPE, deps.settings));
     ctx.body = { account: accountView(opened.account, deps.tiers()), csrfToken: opened.csrfToken, expiresAt: opened.session.expiresAt };
   });
 
@@ -84,7 +84,7 @@ export function mountAccountApi(router: Router, deps: AccountApiDeps): void {
   });
 
   router.post(`${base}/signout`, guard, async (ctx) => {
-    await deps.accounts.signOut(readSessionId(ctx, ACCOUNT_SCOPE));
+    await deps.accounts.signOut(readSessionId(ctx, ACCOUNT_SCOPE, deps.settings));
     clearSessionCookie(ctx, ACCOUNT_SCOPE, deps.settings);
     ctx.status = 204;
   });
@@ -105,6 +105,12 @@ export function mountAccountApi(router: Router, deps: AccountApiDeps): void {
     const { record, value } = await deps.accountKeys.rotate(account(ctx), ctx.params.id as string);
     audit(ctx, 'key_rotated', record);
     ctx.body = { key: value, record: keyView(record, deps.now()) };
+  });
+
+  router.post(`${base}/keys/:id/restrict`, guard, async (ctx) => {
+    const record = await deps.accountKeys.restrict(account(ctx), ctx.params.id as string, await jsonBody(ctx, deps.maxBodyBytes));
+    audit(ctx, 'key_restricted', record);
+    ctx.body = { record: keyView(record, deps.now()) };
   });
 
   router.post(`${base}/keys/:id/revoke`, guard, async (ctx) => {

@@ -45,13 +45,13 @@ export function mountOperatorApi(router: Router, deps: OperatorApiDeps): void {
     }
     await next();
   };
-  const guard = sessionGuard(OPERATOR_SCOPE, deps.accounts, deps.adminToken);
+  const guard = sessionGuard(OPERATOR_SCOPE, deps.accounts, deps.adminToken, deps.settings);
 
   router.post(`${base}/signin`, open, async (ctx) => {
     const body = await jsonBody(ctx, deps.maxBodyBytes);
     const opened = await signInRoute(ctx, deps, OPERATOR_SCOPE, () => deps.accounts.signInOperator(deps.adminToken(), body.token));
     if (opened === undefined) return;
-    await deps.accounts.signOut(readSessionId(ctx, OPERATOR_SCOPE));
+    await deps.accounts.signOut(readSessionId(ctx, OPERATOR_SCOPE, deps.settings));
     ctx.body = { csrfToken: opened.csrfToken, expiresAt: opened.session.expiresAt };
   });
 
@@ -61,7 +61,7 @@ export function mountOperatorApi(router: Router, deps: OperatorApiDeps): void {
   });
 
   router.post(`${base}/signout`, open, guard, async (ctx) => {
-    await deps.accounts.signOut(readSessionId(ctx, OPERATOR_SCOPE));
+    await deps.accounts.signOut(readSessionId(ctx, OPERATOR_SCOPE, deps.settings));
     clearSessionCookie(ctx, OPERATOR_SCOPE, deps.settings);
     ctx.status = 204;
   });

@@ -1,12 +1,14 @@
 // Sessions as both dashboard APIs see them: the cookie of each kind of session
 // (account, operator), throttled sign-in, the same-origin and CSRF-token checks on
 // every state-changing request, and the error answers of both APIs. A cookie holds
-// the session id; only its digest is stored (account-service.ts).
+// the session id; only its digest is stored (account-service.ts). Over https the
+// cookie is `__Host-<name>` (Secure, Path=/, no Domain): no other host of the domain
+// and no plain-http page can set or shadow it (RFC 6265bis, cookie prefixes).
 
 import type { Context, Next } from 'koa';
 import { AccountInputError, type AccountService, type OpenSession } from '../../accounts/account-service.js';
 import type { SessionKind } from '../../accounts/account-store.js';
-import { KeyInputError } from '../../auth/key-store.js';
+import { KeyChangesLimitedError, KeyInputError } from '../../auth/key-store.js';
 import { KeyNotFoundError } from '../../auth/key-store.js';
 import { isGatewayError } from '../../errors.js';
 import type { Logger } from '../../log.js';
@@ -18,7 +20,7 @@ import { allowedOrigins, clientAddress, servedOverHttps } from './request-info.j
 export interface SessionScope {
   readonly kind: SessionKind;
   readonly cookie: string;
-  /** The cookie's Path: the browser sends it nowhere else. */
+  /** The cookie's Path over plain http: the browser sends it nowhere else (`__Host-` cookies must say Path=/). */
   readonly path: string;
 }
 
@@ -33,13 +35,19 @@ export interface GuardSettings {
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-export function readSessionId(ctx: Context, scope: SessionScope): string | undefined {
-  return ctx.cookies.get(scope.cookie) ?? undefined;
+/** The cookie's name: over https only the `__Host-` one is read, so a plain one planted by a sibling host counts for nothing. */
+function cookieName(ctx: Context, scope: SessionScope, settings: GuardSettings): string {
+  return servedOverHttps(ctx, settings.trustProxy, settings.publicUrl) ? `__Host-${scope.cookie}` : scope.cookie;
+}
+
+export function readSessionId(ctx: Context, scope: SessionScope, settings: GuardSettings): string | undefined {
+  return ctx.cookies.get(cookieName(ctx, scope, settings)) ?? undefined;
 }
 
 function cookie(ctx: Context, scope: SessionScope, settings: GuardSettings, value: string, maxAgeSeconds: number): void {
-  const secure = servedOverHttps(ctx, settings.trustProxy, settings.publicUrl) ? '; Secure' : '';
-  ctx.append('set-cookie', `${scope.cookie}=${value}; Path=${scope.path}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`);
+  const https = servedOverHttps(ctx, settings.trustProxy, settings.publicUrl);
+  const where = https ? `__Host-${scope.cookie}=${value}; Path=/` : `${scope.cookie}=${value}; Path=${scope.path}`;
+  ctx.append('set-cookie', `${where}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${https ? '; Secure' : ''}`);
 }
 
 export function setSessionCookie(
@@ -105,9 +113,9 @@ export function originGuard(settings: GuardSettings) {
 }
 
 /** Needs a live session of the scope's kind (401 otherwise) and, for changes, its CSRF token (403). */
-export function sessionGuard(scope: SessionScope, accounts: AccountService, adminToken: () => string | undefined) {
+export function sessionGuard(scope: SessionScope, accounts: AccountService, adminToken: () => string | undefined, settings: GuardSettings) {
   return async (ctx: Context, next: Next): Promise<void> => {
-    const open = await accounts.session(readSessionId(ctx, scope), scope.kind, adminToken());
+    const open = await accounts.session(readSessionId(ctx, scope, settings), scope.kind, adminToken());
     if (open === undefined) return problem(ctx, 401, 'UNAUTHENTICATED', 'Not signed in, or the session has ended: sign in again');
     if (UNSAFE.has(ctx.method)) {
       const v = checkToken(ctx.req.headers, open.csrfToken);
@@ -130,7 +138,12 @@ export function apiErrors(logger: Logger) {
       await next();
     } catch (err) {
       if (err instanceof KeyNotFoundError) return problem(ctx, 404, 'KEY_NOT_FOUND', 'No such key in this account');
-      if (err instanceof KeyInputError || err instanceof AccountInputError) return problem(ctx, 400, 'INVALID_INPUT', err.message);
+      if (err instanceof KeyInputError) return problem(ctx, 400, 'INVALID_INPUT', err.message, err.field);
+      if (err instanceof AccountInputError) return problem(ctx, 400, 'INVALID_INPUT', err.message);
+      if (err instanceof KeyChangesLimitedError) {
+        ctx.set('retry-after', String(err.retryAfter));
+        return problem(ctx, 429, 'TOO_MANY_KEY_CHANGES', err.message);
+      }
       if (err instanceof SyntaxError) return problem(ctx, 400, 'INVALID_JSON', 'body is not valid JSON');
       if (isGatewayError(err) && err.code === 'BODY_TOO_LARGE') return problem(ctx, 413, 'BODY_TOO_LARGE', 'request body too large');
       logger.error('dashboard request failed', { event: 'dashboard', path: ctx.path, error: (err as Error).stack ?? String(err) });

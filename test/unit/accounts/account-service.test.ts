@@ -8,12 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AccountInputError, AccountService } from '../../../src/accounts/account-service.js';
 import { accountsPathFor, FileAccountStore } from '../../../src/accounts/file-account-store.js';
-import { FileKeyStore } from '../../../src/auth/file-key-store.js';
+import { openFileKeyStore } from '../../../src/auth/file-key-store.js';
 import { hashKey } from '../../../src/auth/key-format.js';
 import { KeyService } from '../../../src/auth/key-service.js';
-import { KeyInputError } from '../../../src/auth/key-store.js';
+import { KeyInputError, type KeyStore } from '../../../src/auth/key-store.js';
 import { csrfTokenFor } from '../../../src/auth/secrets.js';
 import type { TierConfig } from '../../../src/config/types.js';
+import { rejection } from '../../support/rejection.js';
 
 const MINUTE = 60_000;
 const tier = (name: string, archive = false): TierConfig => ({
@@ -27,22 +28,15 @@ const tier = (name: string, archive = false): TierConfig => ({
   wsConnections: 1,
   wsSubscriptions: 10,
   cacheHitsFree: false,
+  account: { rate: 10, burst: 20, daily: Infinity, monthly: Infinity },
 });
 const TIERS = { free: tier('free'), growth: tier('growth', true), enterprise: tier('enterprise', true) };
 const RULES = { tiers: TIERS, sessionTtlMs: 12 * 60 * MINUTE, signinTokenTtlMs: 15 * MINUTE };
-
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a rejection');
-}
+const KEY_RULES = { rotationGraceSeconds: 60, maxActivePerAccount: 100 };
 
 describe('account service', () => {
   let dir: string;
-  let keys: FileKeyStore;
+  let keys: KeyStore;
   let store: FileAccountStore;
   let service: AccountService;
   let clock: number;
@@ -50,7 +44,7 @@ describe('account service', () => {
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'nr-account-service-'));
     clock = Date.now();
-    keys = await FileKeyStore.open(join(dir, 'keys.json'));
+    keys = await openFileKeyStore(join(dir, 'keys.json'));
     store = await FileAccountStore.open(accountsPathFor(join(dir, 'keys.json')), () => clock);
     service = new AccountService(store, keys, RULES, () => clock);
   });
@@ -94,7 +88,7 @@ describe('account service', () => {
     });
 
     it('adopts keys that carry the new name only when asked', async () => {
-      const ks = new KeyService(keys, TIERS, 60);
+      const ks = new KeyService(keys, TIERS, KEY_RULES);
       const { record } = await ks.create({ account: 'acme', tier: 'free' });
       const err = await rejection(service.create({ name: 'acme' }));
       expect(err.message).to.equal(
@@ -110,7 +104,7 @@ describe('account service', () => {
   describe('keys given an account', () => {
     it('carry the account’s id for its id or name, free-form strings as they are, and never a deleted account', async () => {
       const { account } = await service.create({ name: 'acme' });
-      const ks = new KeyService(keys, TIERS, 60, service.resolveForKeys);
+      const ks = new KeyService(keys, TIERS, KEY_RULES, service.resolveForKeys);
       expect((await ks.create({ account: 'acme', tier: 'free' })).record.account).to.equal(account.id);
       expect((await ks.create({ account: account.id, tier: 'free' })).record.account).to.equal(account.id);
       expect((await ks.create({ account: 'legacy-customer', tier: 'free' })).record.account).to.equal('legacy-customer');

@@ -156,6 +156,27 @@ function contract(name: string, backend: () => Backend): void {
       await other.close();
       expect((await store.getSession('1'.repeat(64)))?.kind).to.equal('operator');
     });
+
+    it('loses no change when two store objects update one account at the same moment', async () => {
+      const a = account('acme');
+      await store.createAccount(a);
+      const other = await b.open(() => clock);
+      const writers = [store, other];
+      // Each update adds its own tier to what it reads: a read-then-write would drop some.
+      const added = Array.from({ length: 12 }, (_, i) => `t${i}`);
+      await Promise.all(
+        added.map((t, i) => (writers[i % 2] as AccountStore).updateAccount(a.id, (old) => ({ ...old, tiers: [...old.tiers, t] }))),
+      );
+      await Promise.all([
+        store.updateAccount(a.id, (old) => ({ ...old, disabledAt: new Date(clock).toISOString() })),
+        other.updateAccount(a.id, (old) => ({ ...old, email: 'ops@acme.example' })),
+      ]);
+      await other.close();
+      const final = (await store.getAccount(a.id)) as AccountRecord;
+      expect([...final.tiers].sort()).to.deep.equal(['free', ...added].sort());
+      expect(final.disabledAt).to.be.a('string');
+      expect(final.email).to.equal('ops@acme.example');
+    });
   });
 }
 

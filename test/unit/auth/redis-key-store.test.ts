@@ -4,17 +4,18 @@
 
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
-import { RedisKeyStore } from '../../../src/auth/redis-key-store.js';
+import type { KeyStore } from '../../../src/auth/key-store.js';
+import { openRedisKeyStore } from '../../../src/auth/redis-key-store.js';
 import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../../support/redis.js';
 
 describe('Redis key store: keys by account', () => {
   const prefix = testPrefix();
   let redis: Redis;
-  let store: RedisKeyStore;
+  let store: KeyStore;
 
   before(async () => {
     redis = new Redis(REDIS_URL);
-    store = await RedisKeyStore.open(redis, { prefix });
+    store = await openRedisKeyStore(redis, { prefix });
   });
   after(async () => {
     await store.close();
@@ -26,10 +27,18 @@ describe('Redis key store: keys by account', () => {
     const a1 = (await store.create({ account: 'acc_a', tier: 'free' })).record;
     const a2 = (await store.create({ account: 'acc_a', tier: 'free' })).record;
     const b1 = (await store.create({ account: 'acc_b', tier: 'free' })).record;
-    expect((await store.list({ account: 'acc_a' })).map((k) => k.id)).to.deep.equal([a1.id, a2.id]);
+    // Oldest first, then by id (two keys made in one millisecond); sets themselves have no order.
+    const oldestFirst = [a1, a2].sort((x, y) => x.createdAt.localeCompare(y.createdAt) || (x.id < y.id ? -1 : 1));
+    expect((await store.list({ account: 'acc_a' })).map((k) => k.id)).to.deep.equal(oldestFirst.map((k) => k.id));
     expect(await redis.smembers(`${prefix}ka:acc_b`)).to.deep.equal([b1.id]);
     await store.revoke(a2.id);
-    expect((await store.list({ account: 'acc_a' })).map((k) => k.revokedAt !== undefined)).to.deep.equal([false, true]);
+    const revoked = new Map((await store.list({ account: 'acc_a' })).map((k) => [k.id, k.revokedAt !== undefined]));
+    expect(revoked).to.deep.equal(
+      new Map([
+        [a1.id, false],
+        [a2.id, true],
+      ]),
+    );
     await store.put({ ...a1, account: 'acc_b' });
     expect((await store.list({ account: 'acc_a' })).map((k) => k.id)).to.deep.equal([a2.id]);
     expect((await store.list({ account: 'acc_b' })).map((k) => k.id).sort()).to.deep.equal([a1.id, b1.id].sort());
@@ -41,7 +50,7 @@ describe('Redis key store: keys by account', () => {
     // As an older gateway left it: records, but no per-account sets and no marker.
     const sets = await redis.keys(`${prefix}ka:*`);
     await redis.del(...sets, `${prefix}ka-index`);
-    const fresh = await RedisKeyStore.open(redis, { prefix });
+    const fresh = await openRedisKeyStore(redis, { prefix });
     expect((await fresh.list({ account: 'acc_c' })).map((k) => k.id)).to.deep.equal([c1.id]);
     expect(await redis.get(`${prefix}ka-index`)).to.equal('1');
     expect((await fresh.list({ account: 'acc_a' })).length).to.equal(1);

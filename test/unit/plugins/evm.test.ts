@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import evm from '../../../plugins/evm/index.js';
 import { GatewayError } from '../../../src/errors.js';
-import { isInvalid, type Call, type PoolView } from '../../../src/plugin.js';
+import type { Call, PoolView } from '../../../src/plugin/contract.js';
 import { call, fakeNode, handler, inbound, jsonrpc, post, rejection, thrown } from './helpers.js';
 
 const view: PoolView = { head: 1000, fullEarliest: undefined };
@@ -23,7 +23,14 @@ describe('evm plugin', () => {
       const p = jsonrpc(h.parse(post(`  ${text}\n`)));
       expect(p.batch).to.equal(false);
       const item = p.items[0] as Call;
-      expect(item).to.deep.equal({ method: 'evm_blockNumber', params: undefined, id: '18446744073709551615', raw: text });
+      expect(item).to.deep.equal({
+        kind: 'jsonrpc',
+        method: 'evm_blockNumber',
+        params: undefined,
+        id: '18446744073709551615',
+        raw: text,
+        meta: undefined,
+      });
     });
 
     it('reads a batch item by item, invalid items kept in place', () => {
@@ -34,7 +41,7 @@ describe('evm plugin', () => {
       expect(p.items).to.have.length(3);
       expect(p.items[0]).to.include({ id: '"a"', raw: a });
       expect(p.items[1]).to.include({ id: '7', raw: b, method: 'eth_getBalance' });
-      expect(isInvalid(p.items[2] as Call)).to.equal(true);
+      expect(p.items[2]?.kind === 'invalid').to.equal(true);
     });
 
     it('refuses text that is not JSON with PARSE_ERROR', () => {
@@ -222,7 +229,10 @@ describe('evm plugin', () => {
       expect(evm.validateOptions?.({})).to.deep.equal([]);
       expect(evm.validateOptions?.({ namespaces: ['eth'], fullHistory: 1000, costs: { getLogs: 2, 'trace_*': 3 } })).to.deep.equal([]);
       expect(evm.validateOptions?.({ fullHistory: -1, colour: 1, namespaces: ['e t'], costs: { getLogs: 0, 'a*b': 2 } })).to.deep.equal([
-        ['colour', 'is not a known option (known: namespaces, fullHistory, costs, blockTimeMs, finalityDepth)'],
+        [
+          'colour',
+          'is not a known option (known: namespaces, fullHistory, costs, blockTimeMs, finalityDepth, openMethods, getLogsMaxRange, getLogsSplit)',
+        ],
         ['namespaces', 'must be a non-empty list of names (letters and digits) like [eth, evm]'],
         ['fullHistory', 'must be a positive integer'],
         ['costs.getLogs', 'must be a positive integer'],

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import objectx from '../../../plugins/objectx/index.js';
 import type { GatewayError } from '../../../src/errors.js';
-import type { PoolView } from '../../../src/plugin.js';
+import type { PoolView } from '../../../src/plugin/contract.js';
 import { call, fakeNode, handler, inbound, jsonrpc, post, rejection, thrown } from './helpers.js';
 
 const view: PoolView = { head: 1000, fullEarliest: undefined };

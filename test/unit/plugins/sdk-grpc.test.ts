@@ -4,9 +4,9 @@
 
 import { expect } from 'chai';
 import sdkGrpc, { decodeEarliest, decodeLatestBlock } from '../../../plugins/sdk-grpc/index.js';
-import { pb } from '../../../src/devnet/proto-writer.js';
+import { pb } from 'noderouter/devnet';
 import { GatewayError } from '../../../src/errors.js';
-import type { Call, GrpcUnaryReply, InboundGrpcCall, NodeClient, PoolView } from '../../../src/plugin.js';
+import type { GrpcCall, GrpcUnaryReply, InboundGrpcCall, NodeClient, PoolView } from '../../../src/plugin/contract.js';
 import { handler, rejection, thrown } from './helpers.js';
 
 const view: PoolView = { head: 1000, fullEarliest: 900 };
@@ -30,32 +30,36 @@ function grpcNode(replies: Record<string, GrpcUnaryReply>): NodeClient & { asked
     name: 'g1',
     role: 'full',
     asked,
-    request: () => Promise.reject(new Error('not an HTTP node')),
-    grpcUnary: async (path) => {
-      asked.push(path);
-      const r = replies[path];
-      if (r === undefined) throw new Error(`no reply for ${path}`);
-      return r;
+    http: { request: () => Promise.reject(new Error('not an HTTP node')) },
+    grpc: {
+      unary: async (path) => {
+        asked.push(path);
+        const r = replies[path];
+        if (r === undefined) throw new Error(`no reply for ${path}`);
+        return r;
+      },
     },
   };
 }
 
 describe('sdk-grpc plugin', () => {
   const h = handler(sdkGrpc);
-  const parse = (over: Partial<InboundGrpcCall>): Call => (h.parseGrpc as NonNullable<typeof h.parseGrpc>)(inbound(over));
-  const judge = (code: number, message = ''): string => (h.judgeGrpc as NonNullable<typeof h.judgeGrpc>)(parse({}), { code, message });
+  const parse = (over: Partial<InboundGrpcCall>): GrpcCall => h.parseGrpc(inbound(over));
+  const judge = (code: number, message = ''): string => h.judgeGrpc(parse({}), { code, message });
 
-  it('declares the gRPC transport and refuses unknown options', () => {
-    expect(sdkGrpc.transport).to.equal('grpc');
+  it('serves gRPC only (its codecs say which listener) and refuses unknown options', () => {
+    expect(h.raw.grpc).to.not.equal(undefined);
+    expect(h.raw.http).to.equal(undefined);
+    expect(h.raw.jsonrpc).to.equal(undefined);
     expect(sdkGrpc.validateOptions?.({ fullHistory: 64, costs: { [PARAMS]: 2 } })).to.deep.equal([]);
     expect(sdkGrpc.validateOptions?.({ namespaces: ['x'], fullHistory: 0 }).map(([k]) => k)).to.deep.equal(['namespaces', 'fullHistory']);
   });
 
   describe('parseGrpc', () => {
     it('names the call by its path and reads the height metadata', () => {
-      expect(parse({})).to.include({ method: PARAMS, id: undefined, raw: '' });
-      expect((parse({ metadata: { 'x-cosmos-block-height': '42' } }) as Call & { height?: number }).height).to.equal(42);
-      expect((parse({ metadata: { 'x-cosmos-block-height': '0' } }) as Call & { height?: number }).height).to.equal(undefined);
+      expect(parse({})).to.deep.include({ kind: 'grpc', method: PARAMS });
+      expect(parse({ metadata: { 'x-cosmos-block-height': '42' } }).meta).to.deep.equal({ height: 42 });
+      expect(parse({ metadata: { 'x-cosmos-block-height': '0' } }).meta).to.deep.equal({ height: undefined });
     });
 
     it('refuses a malformed height with INVALID_REQUEST (INVALID_ARGUMENT)', () => {
@@ -69,14 +73,14 @@ describe('sdk-grpc plugin', () => {
 
     it('reads the height of GetBlockByHeight from its request, unless metadata names one', () => {
       const request = pb().uint(1, 77).finish();
-      expect((parse({ path: BY_HEIGHT, message: request }) as Call & { height?: number }).height).to.equal(77);
-      expect(
-        (parse({ path: BY_HEIGHT, message: request, metadata: { 'x-cosmos-block-height': '5' } }) as Call & { height?: number }).height,
-      ).to.equal(5);
-      // Compressed (undefined) or malformed requests are left to the node.
-      expect((parse({ path: BY_HEIGHT, message: undefined }) as Call & { height?: number }).height).to.equal(undefined);
-      expect((parse({ path: BY_HEIGHT, message: Buffer.from([0x08, 0xff]) }) as Call & { height?: number }).height).to.equal(undefined);
-      expect((parse({ path: PARAMS, message: request }) as Call & { height?: number }).height).to.equal(undefined);
+      expect(parse({ path: BY_HEIGHT, message: request }).meta).to.deep.equal({ height: 77 });
+      expect(parse({ path: BY_HEIGHT, message: request, metadata: { 'x-cosmos-block-height': '5' } }).meta).to.deep.equal({ height: 5 });
+      // A compressed request (undefined) names a height the relay cannot read: it is marked so (an archive call).
+      expect(parse({ path: BY_HEIGHT, message: undefined }).meta).to.deep.equal({ height: undefined, unread: true });
+      expect(h.classify(parse({ path: BY_HEIGHT, message: undefined }), view)).to.include({ archive: true });
+      // Malformed requests are left to the node.
+      expect(parse({ path: BY_HEIGHT, message: Buffer.from([0x08, 0xff]) }).meta).to.deep.equal({ height: undefined });
+      expect(parse({ path: PARAMS, message: request }).meta).to.deep.equal({ height: undefined });
     });
   });
 
@@ -98,7 +102,7 @@ describe('sdk-grpc plugin', () => {
 
     it('charges configured costs, by exact path or prefix', () => {
       const priced = handler(sdkGrpc, { costs: { [PARAMS]: 3, '/cosmwasm.wasm.v1.Query/*': 5 } });
-      const c = (path: string) => priced.classify((priced.parseGrpc as NonNullable<typeof priced.parseGrpc>)(inbound({ path })), view);
+      const c = (path: string) => priced.classify(priced.parseGrpc(inbound({ path })), view);
       expect(c(PARAMS).cost).to.equal(3);
       expect(c('/cosmwasm.wasm.v1.Query/SmartContractState').cost).to.equal(5);
       expect(c('/cosmos.bank.v1beta1.Query/Balance').cost).to.equal(1);

@@ -5,8 +5,8 @@
 import { expect } from 'chai';
 import sdkRest from '../../../plugins/sdk-rest/index.js';
 import { GatewayError } from '../../../src/errors.js';
-import type { InboundRequest, PoolView } from '../../../src/plugin.js';
-import { call, fakeNode, handler, inbound, passthrough, rejection, thrown } from './helpers.js';
+import type { InboundRequest, PoolView } from '../../../src/plugin/contract.js';
+import { fakeNode, handler, inbound, passthrough, rejection, thrown } from './helpers.js';
 
 const view: PoolView = { head: 1000, fullEarliest: 900 };
 const unreported: PoolView = { head: 1000, fullEarliest: undefined };
@@ -20,17 +20,21 @@ describe('sdk-rest plugin', () => {
   describe('parse', () => {
     it('passes GET through with its path and query, the call named by the path alone', () => {
       const p = parsed({ path: '/sdk/auth/v1beta1/params' });
-      expect(p.upstream).to.deep.equal({ method: 'GET', path: '/sdk/auth/v1beta1/params' });
-      expect(p.call).to.include({ method: '/sdk/auth/v1beta1/params', id: undefined, raw: '', params: undefined });
+      expect(p.call.request).to.deep.equal({ method: 'GET', path: '/sdk/auth/v1beta1/params' });
+      expect(p.call).to.deep.include({
+        kind: 'passthrough',
+        method: '/sdk/auth/v1beta1/params',
+        meta: { height: undefined, write: false },
+      });
       const q = parsed({ path: '/cosmos/tx/v1beta1/txs', query: 'events=tx.height%3D5&pagination.limit=10' });
-      expect(q.upstream.path).to.equal('/cosmos/tx/v1beta1/txs?events=tx.height%3D5&pagination.limit=10');
+      expect(q.call.request.path).to.equal('/cosmos/tx/v1beta1/txs?events=tx.height%3D5&pagination.limit=10');
       expect(q.call.method).to.equal('/cosmos/tx/v1beta1/txs');
-      expect(parsed({ method: 'HEAD', path: '/cosmos/auth/v1beta1/params' }).upstream.method).to.equal('GET');
+      expect(parsed({ method: 'HEAD', path: '/cosmos/auth/v1beta1/params' }).call.request.method).to.equal('GET');
     });
 
     it('forwards a valid x-cosmos-block-height and refuses a malformed one', () => {
       const p = parsed({ path: `/cosmos/bank/v1beta1/balances/${ADDRESS}`, headers: { 'x-cosmos-block-height': '5' } });
-      expect(p.upstream.headers).to.deep.equal({ 'x-cosmos-block-height': '5' });
+      expect(p.call.request.headers).to.deep.equal({ 'x-cosmos-block-height': '5' });
       for (const bad of ['abc', '-5', '5.0', '0x10', ' 5', '']) {
         const e = thrown(() => h.parse(inbound({ path: '/x', headers: { 'x-cosmos-block-height': bad } })));
         expect(e, bad).to.be.instanceOf(GatewayError);
@@ -48,13 +52,13 @@ describe('sdk-rest plugin', () => {
         body,
         headers: { 'content-type': 'application/json; charset=utf-8' },
       });
-      expect(p.upstream).to.deep.equal({
+      expect(p.call.request).to.deep.equal({
         method: 'POST',
         path: '/cosmos/tx/v1beta1/txs',
         headers: { 'content-type': 'application/json; charset=utf-8' },
         body,
       });
-      expect(parsed({ method: 'POST', path: '/cosmos/tx/v1beta1/txs', body }).upstream.headers).to.deep.equal({
+      expect(parsed({ method: 'POST', path: '/cosmos/tx/v1beta1/txs', body }).call.request.headers).to.deep.equal({
         'content-type': 'application/json',
       });
     });
@@ -67,6 +71,18 @@ describe('sdk-rest plugin', () => {
   });
 
   describe('classify', () => {
+    it('reads a height query however it is encoded, as the node decodes it, and the oldest of several', () => {
+      const bal = `/cosmos/bank/v1beta1/balances/${ADDRESS}`;
+      for (const query of ['height=5', 'height=%35', '%68eight=5', 'a=1;height=5', 'height=950&height=5']) {
+        expect(route({ path: bal, query }), query).to.include({ archive: true, minHeight: 5 });
+      }
+      // A height in the path counts as much as one in a header or query: the older decides.
+      expect(route({ path: '/cosmos/base/tendermint/v1beta1/blocks/5' })).to.include({ archive: true, minHeight: 5 });
+      expect(route({ path: '/cosmos/base/tendermint/v1beta1/blocks/950', headers: { 'x-cosmos-block-height': '5' } })).to.include({
+        minHeight: 5,
+      });
+    });
+
     it('routes header and query heights below the full nodes’ earliest to archive', () => {
       const path = `/cosmos/bank/v1beta1/balances/${ADDRESS}`;
       expect(route({ path, headers: { 'x-cosmos-block-height': '5' } })).to.include({ archive: true, minHeight: 5 });
@@ -136,15 +152,18 @@ describe('sdk-rest plugin', () => {
       expect(route({ path: bal, headers: { 'x-cosmos-block-height': '950' } })).to.include({ cacheTtlMs: 3_600_000, cacheHeight: 950 });
       expect(route({ path: bal }).cacheTtlMs).to.equal(2000);
       expect(route({ path: '/cosmos/auth/v1beta1/params' }).cacheTtlMs).to.equal(10_000);
+      // Writes are never cached, and never sent to a second node once one may have taken them.
       const post = route({ method: 'POST', path: '/cosmos/tx/v1beta1/txs', body: Buffer.from('{}') });
-      expect(post).to.deep.equal({ archive: false, cost: 1, label: '/cosmos/tx/v1beta1/txs' });
+      expect(post).to.deep.equal({ archive: false, cost: 1, label: '/cosmos/tx/v1beta1/txs', retry: 'never', broadcast: true });
       const sim = route({ method: 'POST', path: '/cosmos/tx/v1beta1/simulate', headers: { 'x-cosmos-block-height': '5' } });
       expect(sim).to.deep.equal({ archive: true, minHeight: 5, cost: 1, label: '/cosmos/tx/v1beta1/simulate' });
+      // A read pinned by the height header: the header is part of the cache key.
+      expect(route({ path: bal, headers: { 'x-cosmos-block-height': '950' } }).cacheVary).to.deep.equal(['x-cosmos-block-height']);
     });
   });
 
   describe('judge', () => {
-    const judge = (status: number, text: string) => h.judge(call('/x'), { status, text });
+    const judge = (status: number, text: string) => h.judge(parsed({ path: '/x' }).call, { status, text });
 
     it('sends pruned-height answers on to archive', () => {
       expect(

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import sdkRpc from '../../../plugins/sdk-rpc/index.js';
 import type { GatewayError } from '../../../src/errors.js';
-import type { Call, PoolView } from '../../../src/plugin.js';
+import type { Call, PoolView } from '../../../src/plugin/contract.js';
 import { call, fakeNode, handler, inbound, jsonrpc, passthrough, post, rejection, thrown } from './helpers.js';
 
 const view: PoolView = { head: 1000, fullEarliest: 900 };
@@ -28,12 +28,12 @@ describe('sdk-rpc plugin', () => {
 
     it('passes the GET URI form through, query kept', () => {
       const p = passthrough(h.parse(inbound({ path: '/block', query: 'height=5' })));
-      expect(p.upstream).to.deep.equal({ method: 'GET', path: '/block?height=5' });
-      expect(p.call).to.include({ method: 'block', id: undefined, raw: '', params: undefined });
-      expect(passthrough(h.parse(inbound({ path: '/status' }))).upstream).to.deep.equal({ method: 'GET', path: '/status' });
+      expect(p.call.request).to.deep.equal({ method: 'GET', path: '/block?height=5' });
+      expect(p.call).to.deep.include({ kind: 'passthrough', method: 'block', meta: { height: 5 } });
+      expect(passthrough(h.parse(inbound({ path: '/status' }))).call.request).to.deep.equal({ method: 'GET', path: '/status' });
       const q = 'path=%22/store/bank/key%22&data=0x01&height=7';
-      expect(passthrough(h.parse(inbound({ path: '/abci_query', query: q }))).upstream.path).to.equal(`/abci_query?${q}`);
-      expect(passthrough(h.parse(inbound({ method: 'HEAD', path: '/health' }))).upstream.method).to.equal('GET');
+      expect(passthrough(h.parse(inbound({ path: '/abci_query', query: q }))).call.request.path).to.equal(`/abci_query?${q}`);
+      expect(passthrough(h.parse(inbound({ method: 'HEAD', path: '/health' }))).call.request.method).to.equal('GET');
     });
 
     it('does not serve GET / or other HTTP methods', () => {
@@ -44,11 +44,18 @@ describe('sdk-rpc plugin', () => {
     });
 
     it('accepts the -1 id CometBFT answers abci_info with', () => {
-      expect(h.fixedReplyIds).to.deep.equal(['-1']);
+      expect(h.raw.jsonrpc?.fixedReplyIds).to.deep.equal(['-1']);
     });
   });
 
   describe('classify', () => {
+    it('reads a URI height however it is encoded or quoted, as CometBFT decodes it', () => {
+      for (const query of ['height=5', 'height=%35', 'height=%225%22', 'height="5"', '%68eight=5']) {
+        const call = passthrough(h.parse(inbound({ path: '/block', query }))).call;
+        expect(h.classify(call, view), query).to.include({ archive: true, minHeight: 5 });
+      }
+    });
+
     const uri = (path: string, query: string): Call => passthrough(h.parse(inbound({ path, query }))).call;
 
     it('pins heights, sending those below the full nodes’ earliest to archive, in every form', () => {
@@ -149,7 +156,7 @@ describe('sdk-rpc plugin', () => {
   it('validates options', () => {
     expect(sdkRpc.validateOptions?.({ fullHistory: 100, costs: { tx_search: 2 } })).to.deep.equal([]);
     expect(sdkRpc.validateOptions?.({ namespaces: ['x'], fullHistory: '100', costs: { tx_search: 'two' } })).to.deep.equal([
-      ['namespaces', 'is not a known option (known: fullHistory, costs, blockTimeMs)'],
+      ['namespaces', 'is not a known option (known: fullHistory, costs, blockTimeMs, openMethods)'],
       ['fullHistory', 'must be a positive integer'],
       ['costs.tx_search', 'must be a positive integer'],
     ]);

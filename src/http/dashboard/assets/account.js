@@ -1,8 +1,9 @@
 // The account dashboard page: sign-in (a one-time link, exchanged by a click so link
 // scanners cannot use it up), then three views chosen by the URL fragment: API keys
-// (create, rotate, revoke; a new value shown once, copied by a click), limits and
-// usage (with the chart), and endpoints (curl lines with the key's prefix as a
-// placeholder). A key value lives only in `secret` below until dismissed.
+// (create, restrict, rotate, revoke; a new value shown once, copied by a click),
+// limits and usage (with the chart), and endpoints (curl lines with the key's prefix
+// as a placeholder, and a browser snippet). A key value lives only in `secret` below
+// until dismissed. Restriction fields are restrictions.js; the snippet snippet.js.
 
 import {
   $,
@@ -21,6 +22,16 @@ import {
   timeEl,
 } from './common.js';
 import { drawChart, fillChartTable } from './chart.js';
+import {
+  clearFieldErrors,
+  fillRestrictions,
+  readRestrictions,
+  restrictDialog,
+  restrictionFields,
+  restrictionsCell,
+  showFieldError,
+} from './restrictions.js';
+import { showSnippet } from './snippet.js';
 
 const api = apiClient('/dashboard/api');
 const state = { account: null, keys: [], endpoints: null };
@@ -36,6 +47,12 @@ function show(id, on) {
 function fail(node, err) {
   if (err.status === 401) return signedOut('Your session has ended: sign in again.');
   node.textContent = err.message;
+}
+
+/** An error naming a restriction field goes beside it; anything else to `node`. */
+function failForm(prefix, node, err) {
+  if (err.status !== 401 && showFieldError(prefix, err)) return;
+  fail(node, err);
 }
 
 // ---- sign-in ---------------------------------------------------------------
@@ -134,10 +151,21 @@ function tierOf(name) {
 }
 
 function describeTier(t) {
-  return `${fmtLimit(t.rate)} calls/s (burst ${fmtLimit(t.burst)}), ${fmtLimit(t.daily)} a day, ${fmtLimit(t.monthly)} a month, archive ${t.archive ? 'included' : 'not included'}.`;
+  return `${fmtLimit(t.rate)} calls/s (burst ${fmtLimit(t.burst)}), ${fmtLimit(t.daily)} a day, ${fmtLimit(t.monthly)} a month, archive ${t.archive ? 'included' : 'not included'}. ${describeAccountLimits(t)}`;
+}
+
+/** What all of the account's keys on a tier get together (more keys never mean more calls). */
+function accountLimits(t) {
+  const a = t.account;
+  return `${fmtLimit(a.rate)} calls/s, ${fmtLimit(a.daily)} a day, ${fmtLimit(a.monthly)} a month`;
+}
+
+function describeAccountLimits(t) {
+  return `All your keys on ${t.name} together: ${accountLimits(t)}.`;
 }
 
 function fillCreateForm() {
+  if ($('create-restrictions').childElementCount === 0) $('create-restrictions').append(...restrictionFields('create'));
   const select = $('create-tier');
   select.replaceChildren(
     ...state.account.tiers.map((t) => el('option', { value: t.name, selected: t.name === state.account.defaultTier, text: t.name })),
@@ -187,7 +215,9 @@ $('chains-all').addEventListener('change', () => {
 $('create-form').addEventListener('submit', async (event) => {
   event.preventDefault();
   $('create-error').textContent = '';
+  clearFieldErrors('create');
   const body = { label: $('create-label').value.trim(), tier: $('create-tier').value };
+  for (const [name, list] of Object.entries(readRestrictions('create'))) if (list.length > 0) body[name] = list;
   if (!$('chains-all').checked) {
     body.chains = [...$('chain-list').querySelectorAll('input:checked')].map((b) => b.value);
     if (body.chains.length === 0) {
@@ -201,11 +231,14 @@ $('create-form').addEventListener('submit', async (event) => {
     const created = await api.call('/keys', { method: 'POST', body });
     showSecret(created.key, created.record, 'Your new key');
     $('create-form').reset();
+    fillRestrictions('create', undefined);
+    $('create-restrictions-box').open = false;
     $('chains-all').dispatchEvent(new Event('change'));
     fillCreateForm();
     await loadKeys();
   } catch (err) {
-    fail($('create-error'), err);
+    if (err.field) $('create-restrictions-box').open = true;
+    failForm('create', $('create-error'), err);
   } finally {
     $('create-submit').disabled = false;
   }
@@ -267,16 +300,41 @@ function keyRow(k) {
     'tr',
     { 'data-key-id': k.id },
     keyCells(k),
+    restrictionsCell(k),
     el('td', { 'data-label': 'Created' }, timeEl(k.createdAt)),
     el('td', { 'data-label': 'Last used' }, timeEl(k.lastUsedAt)),
     el('td', { 'data-label': 'State' }, stateBadge(k.state), grace),
     el(
       'td',
       { class: 'actions' },
+      active ? keyAction('Restrict', k, () => restrictions.open(k), 'secondary') : null,
       active ? keyAction('Rotate', k, () => rotate(k), 'secondary') : null,
       active ? keyAction('Revoke', k, () => revoke(k)) : null,
     ),
   );
+}
+
+// ---- restrictions ------------------------------------------------------------
+
+const restrictions = restrictDialog({
+  save: (k, lists) => api.call(`/keys/${encodeURIComponent(k.id)}/restrict`, { method: 'POST', body: lists }),
+  saved: async (record) => {
+    announce(`The restrictions of key ${record.prefix} are saved.`);
+    await loadKeys();
+  },
+  failed: (node, err) => fail(node, err),
+});
+
+/** Restrict a key to one origin from the browser snippet. */
+async function restrictToOrigin(k, origin) {
+  try {
+    await api.call(`/keys/${encodeURIComponent(k.id)}/restrict`, { method: 'POST', body: { origins: [origin] } });
+    announce(`Key ${k.prefix} now accepts calls from ${origin} only.`);
+    await loadKeys();
+    await loadEndpoints();
+  } catch (err) {
+    fail($('snippet-note'), err);
+  }
 }
 
 async function rotate(k) {
@@ -364,6 +422,18 @@ async function loadUsage() {
           el('td', { 'data-label': 'Refused today', text: fmtNumber(k.today.limited) }),
         ),
       ),
+      // Every key of the account on a tier, revoked ones included, against what they may use together.
+      ...(report.byTier || []).map((t) =>
+        el(
+          'tr',
+          { 'data-tier-total': t.tier, class: 'total' },
+          el('th', { scope: 'row', 'data-label': 'Key', text: `All keys on ${t.tier}` }),
+          el('td', { 'data-label': 'Tier', text: t.tier }),
+          el('td', { 'data-label': 'Today' }, meter(t.today.calls, t.quota.daily, `All keys on ${t.tier} today`)),
+          el('td', { 'data-label': 'This month' }, meter(t.month.calls, t.quota.monthly, `All keys on ${t.tier} this month`)),
+          el('td', { 'data-label': 'Refused today', text: fmtNumber(t.today.limited) }),
+        ),
+      ),
     );
   drawChart($('chart'), report.series);
   fillChartTable($('chart-table'), report.series);
@@ -382,6 +452,7 @@ async function loadUsage() {
           el('td', { 'data-label': 'Batch size', text: fmtLimit(t.maxBatch) }),
           el('td', { 'data-label': 'Archive', text: t.archive ? 'yes' : 'no' }),
           el('td', { 'data-label': 'WebSockets', text: fmtLimit(t.wsConnections) }),
+          el('td', { 'data-label': 'All keys together', text: accountLimits(t) }),
         ),
       ),
     );
@@ -425,6 +496,7 @@ async function loadEndpoints() {
   }
   const key = state.keys.find((k) => k.id === $('endpoint-key').value);
   const placeholder = key ? `${key.prefix}…` : 'YOUR_KEY';
+  renderSnippet();
   $('endpoint-list').replaceChildren(
     ...endpoints.map((e) => {
       const line = curlLine(e, placeholder);
@@ -456,5 +528,16 @@ async function loadEndpoints() {
   );
 }
 $('endpoint-key').addEventListener('change', () => void loadEndpoints());
+/** The browser snippet for the chosen key, origin and endpoint (endpoints are loaded by then). */
+function renderSnippet() {
+  const key = state.keys.find((k) => k.id === $('endpoint-key').value);
+  showSnippet({
+    key,
+    endpoints: (state.endpoints || []).filter((e) => e.url.startsWith('http')),
+    restrict: (origin) => void restrictToOrigin(key, origin),
+  });
+}
+$('snippet-endpoint').addEventListener('change', renderSnippet);
+$('snippet-origin').addEventListener('input', renderSnippet);
 
 void start();

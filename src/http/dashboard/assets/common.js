@@ -41,6 +41,8 @@ export function apiClient(base) {
         const err = new Error((data && data.error && data.error.message) || `Request failed (HTTP ${res.status})`);
         err.status = res.status;
         err.code = data && data.error ? data.error.code : undefined;
+        // The input field at fault, for forms that show the message beside it.
+        err.field = data && data.error ? data.error.field : undefined;
         throw err;
       }
       return data;
@@ -172,14 +174,22 @@ export function keyAction(action, k, onclick, cls = 'danger') {
   return el('button', { type: 'button', class: cls, 'aria-label': `${action} key ${k.prefix}`, text: action, onclick });
 }
 
-/** `*` matches any run of characters, like the gateway's key permissions. */
+/** `*` matches any run of characters, like the gateway's key permissions (and as there, no regex: linear). */
 export function matchesPattern(pattern, value) {
   if (pattern === '*') return true;
-  const body = pattern
-    .split('*')
-    .map((p) => p.replace(/[.+?^${}()|[\]\\/]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${body}$`).test(value);
+  const parts = pattern.split('*');
+  if (parts.length === 1) return value === pattern;
+  const head = parts[0];
+  const tail = parts[parts.length - 1];
+  if (value.length < head.length + tail.length || !value.startsWith(head) || !value.endsWith(tail)) return false;
+  let at = head.length;
+  const end = value.length - tail.length;
+  for (const segment of parts.slice(1, -1)) {
+    const found = value.indexOf(segment, at);
+    if (found < 0 || found + segment.length > end) return false;
+    at = found + segment.length;
+  }
+  return true;
 }
 
 export function announce(text) {

@@ -1,0 +1,134 @@
+// Hedged attempts: a read the plugin marks as safe to repeat goes to a second node
+// when the first has not answered within a delay taken from the first node's recent
+// latency (about its 95th percentile, within the chain's min and max). The first good
+// answer wins and the other attempt is cancelled; the call is charged once whatever
+// happens. At most one hedge per call, and a cap on hedges per second per chain, so a
+// slow pool cannot double its own load. A hung node then costs a client the delay,
+// and, outrun by hedges on every call, its breaker soon opens.
+
+import type { HedgeConfig } from '../config/types.js';
+import type { PoolNode } from '../pool/pool-node.js';
+import type { Sent } from './exchange.js';
+
+/** One attempt as it ended: answers, or the error it failed with. */
+export interface Attempted<A> {
+  readonly node: PoolNode;
+  /** performance.now() when it was sent. */
+  readonly started: number;
+  readonly sent?: Array<Sent<A>>;
+  readonly err?: unknown;
+}
+
+export interface HedgeEvents {
+  sent(): void;
+  won(): void;
+}
+
+/** A chain's hedging: the delay before a hedge, and its per-second budget. */
+export class Hedger {
+  private windowStart = 0;
+  private inWindow = 0;
+
+  constructor(
+    private readonly config: HedgeConfig,
+    readonly events: HedgeEvents,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** How long to wait for `node` before hedging, or undefined when hedging is off. */
+  delayFor(node: PoolNode): number | undefined {
+    const { minDelayMs, maxDelayMs, perSecond } = this.config;
+    if (perSecond === 0) return undefined;
+    return Math.min(maxDelayMs, Math.max(minDelayMs, node.slowMs ?? maxDelayMs));
+  }
+
+  /** One hedge from this second's budget, if any is left. */
+  take(): boolean {
+    const now = this.now();
+    if (now - this.windowStart >= 1000) {
+      this.windowStart = now;
+      this.inWindow = 0;
+    }
+    if (this.inWindow >= this.config.perSecond) return false;
+    this.inWindow++;
+    return true;
+  }
+}
+
+/** `hedge`: this is the second attempt, sent while the first is still out. */
+type Launch<A> = (node: PoolNode, signal: AbortSignal | undefined, hedge: boolean) => Promise<Attempted<A>>;
+
+const timer = (ms: number): { promise: Promise<undefined>; stop(): void } => {
+  let t: NodeJS.Timeout | undefined;
+  const promise = new Promise<undefined>((resolve) => {
+    t = setTimeout(() => resolve(undefined), ms);
+  });
+  return { promise, stop: () => clearTimeout(t) };
+};
+
+/** How a hedged send ended. */
+export interface Hedged<A> {
+  /** The attempt whose answer is used, if any answered. */
+  readonly won: Attempted<A> | undefined;
+  /** Attempts that failed before a winner was known. */
+  readonly failed: Array<Attempted<A>>;
+  /**
+   * The first node, when the hedge sent after it answered first: it was slower than a
+   * node asked later, on the same calls, so the slowness is its own (a hung node).
+   */
+  readonly outrun?: Attempted<A>;
+}
+
+/**
+ * Send to `first`; past the delay (when a hedge may be taken and `second()` names
+ * another node), to that node too. Resolves with the winning attempt (if any), the
+ * attempts that failed before a winner was known, and the first attempt when the hedge
+ * outran it; a hedge cancelled after the first node won is handed to `late` once it
+ * settles.
+ */
+export async function sendHedged<A>(
+  first: PoolNode,
+  launch: Launch<A>,
+  hedger: Hedger | undefined,
+  second: () => PoolNode | undefined,
+  late: (a: Attempted<A>) => void,
+): Promise<Hedged<A>> {
+  const delay = hedger?.delayFor(first);
+  if (hedger === undefined || delay === undefined) {
+    const a = await launch(first, undefined, false);
+    return a.sent !== undefined ? { won: a, failed: [] } : { won: undefined, failed: [a] };
+  }
+  const c1 = new AbortController();
+  const started = performance.now();
+  const p1 = launch(first, c1.signal, false);
+  const t = timer(delay);
+  const early = await Promise.race([p1, t.promise]);
+  t.stop();
+  if (early !== undefined) return early.sent !== undefined ? { won: early, failed: [] } : { won: undefined, failed: [early] };
+  const other = hedger.take() ? second() : undefined;
+  if (other === undefined) {
+    const a = await p1;
+    return a.sent !== undefined ? { won: a, failed: [] } : { won: undefined, failed: [a] };
+  }
+  hedger.events.sent();
+  const c2 = new AbortController();
+  const p2 = launch(other, c2.signal, true);
+  const firstDone = await Promise.race([p1.then((a) => [a, 1] as const), p2.then((a) => [a, 2] as const)]);
+  const [a, which] = firstDone;
+  const [rest, cancel] = which === 1 ? [p2, c2] : [p1, c1];
+  if (a.sent !== undefined) {
+    cancel.abort();
+    if (which === 1) {
+      void rest.then(late);
+      return { won: a, failed: [] };
+    }
+    hedger.events.won();
+    // The outrun attempt's own ending (aborted) says nothing more: it is settled by the caller now.
+    void rest.then(() => undefined);
+    return { won: a, failed: [], outrun: { node: first, started } };
+  }
+  const b = await rest;
+  if (b.sent === undefined) return { won: undefined, failed: [a, b] };
+  if (which === 1) hedger.events.won();
+  return { won: b, failed: [a] };
+}

@@ -1,0 +1,32 @@
+// The public plugin SDK, `noderouter/plugin`: the plugin contract and the helpers
+// every family needs (JSON-RPC envelopes and raw JSON, verdicts, heights, options,
+// costs, cache lifetimes, gRPC status codes). Built-in plugins import only this, as a
+// third-party plugin installed from npm does; nothing else of the core is public.
+
+export * from '../plugin/contract.js';
+export { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
+export { parseJsonRpcBody, rpcErrorText, replyError, withParams, DEFAULT_JSONRPC_LIMITS, type MetaReader } from '../jsonrpc/envelope.js';
+export { exactNames, type ExactNames } from '../jsonrpc/member-names.js';
+export { isObjectText, memberRaw, splitArray, withMemberRaw } from '../jsonrpc/raw-json.js';
+export { jsonRpcVerdict, methodTable, splitMethod } from './jsonrpc-verdict.js';
+export { jsonRpcAtRoot } from './jsonrpc-http.js';
+export { hexSubscriptionId } from './subscriptions.js';
+export { atHeight, decimalHeader, decimalHeight, fullFloor, retention, type HeightRouting } from './heights.js';
+export {
+  costTable,
+  costsOption,
+  intOption,
+  nameList,
+  namesOption,
+  patternList,
+  patternsOption,
+  positiveInt,
+  unknownKeys,
+  type Problems,
+} from './options.js';
+export { CostTable } from './costs.js';
+export { DEFAULT_BLOCK_TIME_MS, FINAL_TTL_MS } from './cache.js';
+export * from '../grpc-wire/codes.js';
+export { globMatcher, matchesGlob, type Matcher } from './glob.js';
+export { queryValues } from './query.js';
+export { nodeRpc, type NodeRpcAnswer } from './node-rpc.js';

@@ -1,0 +1,10 @@
+// The error a promise rejects with, for tests of refusals; a promise that resolves fails the test.
+
+export async function rejection(p: Promise<unknown>): Promise<Error> {
+  try {
+    await p;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error('expected a rejection');
+}

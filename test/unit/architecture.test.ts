@@ -1,0 +1,281 @@
+// The import graph of src/ and plugins/, read from the sources: every relative import
+// and `noderouter/*` resolved to a file (through the package's own exports), type-only
+// imports included (a type cycle is a design cycle too). It has no cycles; the
+// transports (HTTP, WebSocket, gRPC) never reach one another; the pool, keys, limits,
+// cache and plugins reach neither koa nor a transport; and each plugin imports only its
+// own folder, Node's builtins, packages and the public kits (noderouter/plugin, and
+// noderouter/devnet for its devnet module).
+
+import { expect } from 'chai';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+const TRANSPORTS = ['src/http/', 'src/ws/', 'src/grpc/'];
+const KOA_FREE_AND_BELOW_TRANSPORTS = ['src/pool/', 'src/auth/', 'src/quota/', 'src/cache/', 'plugins/'];
+
+interface Import {
+  readonly spec: string;
+  readonly typeOnly: boolean;
+}
+
+// `import … from 'x'`, `export … from 'x'` (over several lines), `import 'x'`, and `import('x')`.
+const STATIC = /^[ \t]*(?:import|export)\s+(type\s+)?(?:[^;'"]*?\sfrom\s*)?['"]([^'"\n]+)['"]/gm;
+const DYNAMIC = /\bimport\(\s*['"]([^'"\n]+)['"]\s*\)/g;
+
+/** The module specifiers a source imports (dynamic imports of computed names cannot be read and are not). */
+function importsOf(text: string): Import[] {
+  const out: Import[] = [];
+  for (const m of text.matchAll(STATIC)) out.push({ spec: m[2] as string, typeOnly: m[1] !== undefined });
+  for (const m of text.matchAll(DYNAMIC)) out.push({ spec: m[1] as string, typeOnly: false });
+  return out;
+}
+
+function sources(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+    const path = `${dir}/${e.name}`;
+    if (e.isDirectory()) out.push(...sources(path));
+    else if (e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')) out.push(path);
+  }
+  return out;
+}
+
+/** `noderouter/<sub>` → the file the package's exports give under the development ("source") condition. */
+function packageExports(): Map<string, string> {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | { source?: string }> };
+  const map = new Map<string, string>();
+  for (const [sub, target] of Object.entries(pkg.exports)) {
+    const source = typeof target === 'string' ? target : target.source;
+    if (source !== undefined && source.endsWith('.ts'))
+      map.set(`noderouter${sub.slice(1)}`, relative(ROOT, join(ROOT, source)).split(sep).join('/'));
+  }
+  return map;
+}
+
+const BUILTINS = new Set(builtinModules);
+
+interface Resolved {
+  readonly spec: string;
+  /** The file it resolves to (relative imports and noderouter/*); undefined for builtins and packages. */
+  readonly target: string | undefined;
+}
+
+interface Graph {
+  readonly files: readonly string[];
+  /** file → its imports as written, with what they resolve to. */
+  readonly imports: ReadonlyMap<string, readonly Resolved[]>;
+  /** file → the files it imports. */
+  readonly edges: ReadonlyMap<string, readonly string[]>;
+  /** file → the packages it imports (Node builtins left out). */
+  readonly packages: ReadonlyMap<string, readonly string[]>;
+  /** Imports that resolve to no file. */
+  readonly unresolved: readonly string[];
+}
+
+function readGraph(): Graph {
+  const files = [...sources('src'), ...sources('plugins')];
+  const exportsMap = packageExports();
+  const imports = new Map<string, Resolved[]>();
+  const edges = new Map<string, string[]>();
+  const packages = new Map<string, string[]>();
+  const unresolved: string[] = [];
+  for (const file of files) {
+    const resolved: Resolved[] = [];
+    const pkgs: string[] = [];
+    for (const { spec } of importsOf(readFileSync(join(ROOT, file), 'utf8'))) {
+      let target: string | undefined;
+      if (spec.startsWith('.')) {
+        const base = resolve(join(ROOT, dirname(file)), spec);
+        const found = [base.replace(/\.js$/, '.ts'), `${base}.ts`, join(base, 'index.ts')].find((c) => c.endsWith('.ts') && existsSync(c));
+        if (found === undefined) unresolved.push(`${file}: ${spec}`);
+        else target = relative(ROOT, found).split(sep).join('/');
+      } else if (spec === 'noderouter' || spec.startsWith('noderouter/')) {
+        target = exportsMap.get(spec);
+        if (target === undefined) unresolved.push(`${file}: ${spec} (not in the package's exports)`);
+      } else if (!spec.startsWith('node:') && !BUILTINS.has(spec)) {
+        pkgs.push(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] as string));
+      }
+      resolved.push({ spec, target });
+    }
+    imports.set(file, resolved);
+    edges.set(
+      file,
+      resolved.flatMap((r) => (r.target === undefined ? [] : [r.target])),
+    );
+    packages.set(file, pkgs);
+  }
+  return { files, imports, edges, packages, unresolved };
+}
+
+/** Strongly connected components of more than one file (or a file importing itself). */
+function cycles(files: readonly string[], edges: ReadonlyMap<string, readonly string[]>): string[][] {
+  let index = 0;
+  const stack: string[] = [];
+  const on = new Set<string>();
+  const idx = new Map<string, number>();
+  const low = new Map<string, number>();
+  const found: string[][] = [];
+  const visit = (v: string): void => {
+    idx.set(v, index);
+    low.set(v, index);
+    index++;
+    stack.push(v);
+    on.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!idx.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v) as number, idx.get(w) as number));
+    }
+    if (low.get(v) === idx.get(v)) {
+      const scc: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop() as string;
+        on.delete(w);
+        scc.push(w);
+      } while (w !== v);
+      if (scc.length > 1 || (edges.get(v) ?? []).includes(v)) found.push(scc);
+    }
+  };
+  for (const f of files) if (!idx.has(f)) visit(f);
+  return found;
+}
+
+/** One concrete cycle through the first file of a component, as `a -> b -> a`. */
+function cycleThrough(scc: readonly string[], edges: ReadonlyMap<string, readonly string[]>): string {
+  const inside = new Set(scc);
+  const start = [...scc].sort()[0] as string;
+  const parent = new Map<string, string>();
+  const queue = [start];
+  while (queue.length > 0) {
+    const v = queue.shift() as string;
+    for (const w of edges.get(v) ?? []) {
+      if (!inside.has(w)) continue;
+      if (w === start) {
+        const path = [start];
+        for (let at: string | undefined = v; at !== undefined && at !== start; at = parent.get(at)) path.splice(1, 0, at);
+        return [...path, start].join(' -> ');
+      }
+      if (!parent.has(w)) {
+        parent.set(w, v);
+        queue.push(w);
+      }
+    }
+  }
+  return scc.join(', ');
+}
+
+/** The import chain from `from` to the first file `bad` accepts, or undefined when none is reachable. */
+function chainTo(from: string, edges: ReadonlyMap<string, readonly string[]>, bad: (file: string) => boolean): string | undefined {
+  const parent = new Map<string, string>([[from, '']]);
+  const queue = [from];
+  while (queue.length > 0) {
+    const v = queue.shift() as string;
+    for (const w of edges.get(v) ?? []) {
+      if (parent.has(w)) continue;
+      parent.set(w, v);
+      if (bad(w)) {
+        const path = [w];
+        for (let at = v; at !== ''; at = parent.get(at) as string) path.unshift(at);
+        return path.join(' -> ');
+      }
+      queue.push(w);
+    }
+  }
+  return undefined;
+}
+
+describe('architecture: the import graph of src/ and plugins/', () => {
+  const graph = readGraph();
+  const under = (prefixes: readonly string[]) => (f: string) => prefixes.some((p) => f.startsWith(p));
+
+  it('reads imports of every form, and resolves every relative and noderouter/* import to a file', () => {
+    const sample = [
+      "import { a } from './a.js';",
+      "import type {\n  B,\n  C,\n} from '../b.js';",
+      "export * from './c.js';",
+      "export { d, type E } from 'noderouter/plugin';",
+      "import 'node:process';",
+      "  const m = await import('./lazy.js');",
+      "// import { no } from './commented.js';",
+      " * import { no } from './doc.js';",
+      'const s = \'import x from "./string.js"\';',
+    ].join('\n');
+    expect(importsOf(sample)).to.deep.equal([
+      { spec: './a.js', typeOnly: false },
+      { spec: '../b.js', typeOnly: true },
+      { spec: './c.js', typeOnly: false },
+      { spec: 'noderouter/plugin', typeOnly: false },
+      { spec: 'node:process', typeOnly: false },
+      { spec: './lazy.js', typeOnly: false },
+    ]);
+    expect(graph.unresolved).to.deep.equal([]);
+    expect(graph.files.length).to.be.greaterThan(100);
+    // The graph is the real one: the composition root reaches every transport.
+    for (const t of TRANSPORTS)
+      expect(
+        chainTo('src/gateway.ts', graph.edges, (f) => f.startsWith(t)),
+        t,
+      ).to.be.a('string');
+  });
+
+  it('has no import cycle', () => {
+    const found = cycles(graph.files, graph.edges).map((scc) => cycleThrough(scc, graph.edges));
+    expect(found, `import cycles:\n  ${found.join('\n  ')}`).to.deep.equal([]);
+  });
+
+  it('never lets one transport reach another', () => {
+    const found: string[] = [];
+    for (const t of TRANSPORTS) {
+      const others = TRANSPORTS.filter((o) => o !== t);
+      for (const f of graph.files.filter((x) => x.startsWith(t))) {
+        const chain = chainTo(f, graph.edges, under(others));
+        if (chain !== undefined) found.push(chain);
+      }
+    }
+    expect(found, `transports reaching one another:\n  ${found.join('\n  ')}`).to.deep.equal([]);
+  });
+
+  it('keeps the pool, keys, limits, cache and plugins free of koa and of every transport', () => {
+    const koa = (f: string): boolean =>
+      (graph.packages.get(f) ?? []).some((p) => p === 'koa' || p.startsWith('@koa/') || p.startsWith('koa-'));
+    const found: string[] = [];
+    for (const f of graph.files.filter(under(KOA_FREE_AND_BELOW_TRANSPORTS))) {
+      if (koa(f)) found.push(`${f} imports koa`);
+      const viaKoa = chainTo(f, graph.edges, koa);
+      if (viaKoa !== undefined) found.push(`${viaKoa} (imports koa)`);
+      const viaTransport = chainTo(f, graph.edges, under(TRANSPORTS));
+      if (viaTransport !== undefined) found.push(viaTransport);
+    }
+    expect(found, `layering broken:\n  ${found.join('\n  ')}`).to.deep.equal([]);
+  });
+
+  it('keeps the core free of every chain: nothing under src/ imports a plugin', () => {
+    const found: string[] = [];
+    for (const f of graph.files.filter((x) => x.startsWith('src/'))) {
+      for (const { target } of graph.imports.get(f) ?? []) if (target?.startsWith('plugins/') === true) found.push(`${f} -> ${target}`);
+    }
+    expect(found, `the core importing plugins:\n  ${found.join('\n  ')}`).to.deep.equal([]);
+  });
+
+  it('lets each plugin import only its own folder, Node builtins, packages and the public SDK', () => {
+    const sdk = new Set(['noderouter/plugin', 'noderouter/devnet']);
+    const found: string[] = [];
+    for (const f of graph.files.filter((x) => x.startsWith('plugins/'))) {
+      const own = `${f.split('/').slice(0, 2).join('/')}/`;
+      for (const { spec, target } of graph.imports.get(f) ?? []) {
+        if (spec.startsWith('.') && target !== undefined && !target.startsWith(own)) found.push(`${f} -> ${target}`);
+        if ((spec === 'noderouter' || spec.startsWith('noderouter/')) && !sdk.has(spec)) found.push(`${f} -> ${spec}`);
+      }
+    }
+    expect(found, `plugins importing outside their folder and the SDK:\n  ${found.join('\n  ')}`).to.deep.equal([]);
+    // The built-in families do reach the SDK, by its public name.
+    const viaSdk = graph.files.filter((f) => f.startsWith('plugins/') && graph.imports.get(f)?.some((i) => i.spec === 'noderouter/plugin'));
+    expect(viaSdk.length).to.be.greaterThan(3);
+  });
+});
