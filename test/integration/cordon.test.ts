@@ -209,7 +209,9 @@ describe('cordon and drain', function () {
     }
   });
 
-  it('is driven by `noderouter nodes …` through the admin API', async () => {
+  it('is driven by `noderouter nodes …` through the admin API', async function () {
+    // Eight CLI processes, each compiling the source through tsx: slow on a loaded machine.
+    this.timeout(90_000);
     const env = { NODEROUTER_ADMIN_TOKEN: TOKEN };
     const base = ['--config', stack.configFile, '--admin', stack.gateway.adminUrl];
     const cordon = await runCli(['nodes', 'cordon', 'l1', 'c-full-2', '--reason', 'kernel update', ...base], env);
