@@ -6,7 +6,9 @@
 // counted; off, nothing is checked. Honest devnet blocks carry real header hashes.
 
 import { expect } from 'chai';
+import { privateKeyToAccount } from 'viem/accounts';
 import { headerHash } from '../../plugins/evm/verify/header.js';
+import { checkBlock } from '../../plugins/evm/verify/index.js';
 import { toHex } from '../../plugins/evm/verify/hex.js';
 import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 
@@ -70,6 +72,49 @@ describe('verified EVM blocks (verify: off | observe | enforce)', function () {
     const child = await block('enforce', [`0x${head.toString(16)}`, false]);
     expect(child.block?.parentHash).to.equal(parent.block?.hash);
     expect(count(await metrics(), 'chain="enforce",node="v-full-1",method="eth_getBlockByNumber",result="verified"')).to.be.above(0);
+  });
+
+  it('a devnet block with legacy, access-list and dynamic-fee transactions passes with full transactions', async () => {
+    const account = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');
+    const to = '0x00000000000000000000000000000000000000bb';
+    const raws = [
+      await account.signTransaction({ type: 'legacy', chainId: 1, to, value: 1n, nonce: 0, gas: 21_000n, gasPrice: 3n }),
+      await account.signTransaction({
+        type: 'eip2930',
+        chainId: 1,
+        to,
+        value: 2n,
+        nonce: 1,
+        gas: 30_000n,
+        gasPrice: 3n,
+        accessList: [{ address: to, storageKeys: [`0x${'00'.repeat(31)}01`] }],
+      }),
+      await account.signTransaction({
+        chainId: 1,
+        to,
+        value: 3n,
+        nonce: 2,
+        gas: 21_000n,
+        maxFeePerGas: 2_000_000_000n,
+        maxPriorityFeePerGas: 1n,
+      }),
+    ];
+    for (const raw of raws) {
+      const res = await rpc(
+        stack.url('/enforce'),
+        { jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] },
+        { apikey: stack.key },
+      );
+      expect((res.json as { result?: string }).result).to.be.a('string');
+    }
+    const chainOf = stack.devnet.chains.get('l1');
+    chainOf?.advance();
+    const n = chainOf?.height() as number;
+    const { status, block: b } = await block('enforce', [`0x${n.toString(16)}`, true]);
+    expect(status).to.equal(200);
+    expect((b?.transactions as unknown[]).length).to.equal(3);
+    expect(b?.transactionsRoot).to.not.equal('0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421');
+    expect(checkBlock(b as Block, b?.number, false, true)).to.equal('verified');
   });
 
   it('enforce: a tampered block never reaches the client; the liar is counted failing and leaves rotation', async () => {
