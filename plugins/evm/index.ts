@@ -62,7 +62,7 @@ function createHandler(o: EvmOptions): ChainHandler<undefined> {
     stateNotFound: { code: -32000, message: 'filter not found' },
     alreadyAccepted: (reply) => reply.error !== undefined && ALREADY_KNOWN.test(reply.error.message),
     // Blocks whose hash is their header's (and transactions root, with full transactions), transactions and receipts that are the ones asked for.
-    check: checkAnswer,
+    check: (call, reply) => checkAnswer(call, reply, o.namespaces),
     split: (call, how, view) => (isGetLogs(call.method) ? splitLogs(call, how, o.getLogsMaxRange, view.head) : undefined),
     // eth_subscribe (newHeads, logs, …) in every configured namespace, answered as geth does.
     subscriptions: {

@@ -22,10 +22,13 @@ const KINDS: ReadonlyMap<string, Kind> = new Map([
   ['getTransactionReceipt', 'receipt'],
 ]);
 
-/** Which check a method gets, by the part after its namespace; undefined: none. */
-export function checkKind(method: string): Kind | undefined {
+/** Which check a method of one of the chain's namespaces gets, by the part after the namespace; undefined: none. */
+function checkKind(method: string, namespaces: readonly string[]): Kind | undefined {
   const i = method.indexOf('_');
-  return i < 0 ? undefined : KINDS.get(method.slice(i + 1));
+  if (i < 0) return undefined;
+  const kind = KINDS.get(method.slice(i + 1));
+  // Only the configured namespaces: the method is a metric label, so its set stays bounded.
+  return kind !== undefined && namespaces.includes(method.slice(0, i)) ? kind : undefined;
 }
 
 const same = (a: unknown, b: unknown): boolean => typeof a === 'string' && typeof b === 'string' && a.toLowerCase() === b.toLowerCase();
@@ -82,9 +85,9 @@ function checkReceipt(receipt: Json, asked: unknown): AnswerCheck {
   return 'verified';
 }
 
-/** The codec's check: read the answer only for the methods checked, and only when it has a result. */
-export function checkAnswer(call: JsonRpcCall, reply: JsonRpcReply): AnswerCheck {
-  const kind = checkKind(call.method);
+/** The codec's check: read the answer only for the methods checked (in `namespaces`), and only when it has a result. */
+export function checkAnswer(call: JsonRpcCall, reply: JsonRpcReply, namespaces: readonly string[] = ['eth']): AnswerCheck {
+  const kind = checkKind(call.method, namespaces);
   if (kind === undefined || reply.error !== undefined) return 'unchecked';
   let result: unknown;
   try {
