@@ -21,7 +21,7 @@ function size(v: RlpInput): number {
     return prefix(v.length, 0x80).length + v.length;
   }
   let inner = 0;
-  for (const item of v as readonly RlpInput[]) inner += size(item);
+  for (const item of v) inner += size(item);
   return prefix(inner, 0xc0).length + inner;
 }
 
@@ -36,7 +36,7 @@ function write(v: RlpInput, out: Uint8Array, at: number): number {
     out.set(v, at + p.length);
     return at + p.length + v.length;
   }
-  const items = v as readonly RlpInput[];
+  const items = v;
   let inner = 0;
   for (const item of items) inner += size(item);
   const p = prefix(inner, 0xc0);
