@@ -121,11 +121,13 @@ export class SimChain {
   /**
    * The parent hash the block at `height` names: its parent's hash, except deep in the
    * history before the devnet started (LINKED blocks below its start height), where a
-   * stand-in keeps a block's hash from needing every block's down to the first.
+   * stand-in keeps a block's hash from needing every block's down to the first, and past
+   * the head.
    */
   parentHash(height: number): string {
     if (height <= 1) return ZERO_HASH;
-    return height <= this.linkedFrom ? this.seed(height - 1) : this.hash(height - 1);
+    // Past the head (a node claiming blocks nobody has) as well: those hashes are not kept.
+    return height <= this.linkedFrom || height > this.head ? this.seed(height - 1) : this.hash(height - 1);
   }
 
   /** 0x-prefixed 32-byte hash of a height: its seed, or the family's hash of its block. */
@@ -135,15 +137,13 @@ export class SimChain {
     const hasher = this.hasher;
     if (hasher === undefined) return this.remember(height, this.seed(height));
     if (height <= this.linkedFrom) return this.remember(height, hasher(height, this.parentHash(height)));
+    // A block past the head may still get transactions: its hash is made each time, never kept.
+    if (height > this.head) return hasher(height, this.parentHash(height));
     // Each block's hash covers its parent's: made upwards from the highest one known, never by recursion.
     let from = height;
     while (from > this.linkedFrom + 1 && !this.hashes.has(from - 1)) from--;
     let parent = this.parentHash(from);
-    for (let k = from; k <= height; k++) {
-      parent = hasher(k, parent);
-      // Blocks past the head (a node lying about its head) may still get transactions: not kept.
-      if (k <= this.head) this.remember(k, parent);
-    }
+    for (let k = from; k <= height; k++) parent = this.remember(k, hasher(k, parent));
     return parent;
   }
 
