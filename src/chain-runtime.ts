@@ -11,7 +11,7 @@ import { DEFAULT_UPSTREAM_OPTIONS } from './pool/upstream.js';
 import type { CacheStore } from './cache/cache-store.js';
 import { ResponseCache } from './cache/response-cache.js';
 import type { ForwardObserver } from './exec/exchange.js';
-import { JsonRpcExchange } from './exec/jsonrpc-exchange.js';
+import { JsonRpcExchange, type AnswerChecks } from './exec/jsonrpc-exchange.js';
 import { Hedger } from './exec/hedge.js';
 import { Accepted, NodeStates } from './exec/node-state.js';
 import { PassthroughExchange } from './exec/passthrough-exchange.js';
@@ -74,7 +74,7 @@ export function createChainRuntime(
   limits: RuntimeOptions,
   previous?: ChainRuntime,
 ): ChainRuntime {
-  const handler = plugin.create({ chain: config.name, options: config.options, limits: limits.json });
+  const handler = plugin.create({ chain: config.name, options: config.options, limits: limits.json, verify: config.verify });
   const adopt = previous !== undefined && sameNodes(previous.config, config) ? previous.pool.nodes : undefined;
   const events: PoolEvents = {
     rotation(p, node, inRotation, reason) {
@@ -136,7 +136,14 @@ export function createChainRuntime(
             delivered: (count) => metrics.wsNotifications.inc({ chain: config.name }, count),
           },
         });
+  const checks: AnswerChecks = {
+    mode: config.verify,
+    checked(node, method, result) {
+      metrics.answerChecks.inc({ chain: config.name, node: node.name, method, result });
+    },
+  };
   const prober = new HealthProber(pool, handler, {
+    checked: (_p, node, result) => checks.checked(node, 'probe', result),
     probed(p, node, ok) {
       metrics.probes.inc({ chain: p.chain, node: node.name, result: ok ? 'ok' : 'failed' });
     },
@@ -167,7 +174,7 @@ export function createChainRuntime(
     pool,
     prober,
     observer,
-    jsonrpc: jsonrpc === undefined ? undefined : new JsonRpcExchange(jsonrpc, () => pool.view),
+    jsonrpc: jsonrpc === undefined ? undefined : new JsonRpcExchange(jsonrpc, () => pool.view, checks),
     passthrough: handler.passthrough === undefined ? undefined : new PassthroughExchange(handler.passthrough),
     cache,
     subscriptions,

@@ -27,11 +27,13 @@ import {
   type JsonRpcCodec,
   type NodeHead,
   type Problems,
+  type VerifyMode,
 } from 'noderouter/plugin';
 import { describeEvm } from './describe.js';
 import { HEX, OVERSIZE, splitLogs } from './logs.js';
 import { PRUNED } from './methods.js';
 import { evmRouting, type RoutingOptions } from './routing.js';
+import { checkAnswer, checkHead } from './verify/index.js';
 
 const DEFAULT_COSTS: Readonly<Record<string, number>> = { getLogs: 5, 'debug_*': 10, 'trace_*': 10 };
 /** Read by classify inside params (ranges, and the contracts a call targets); geth matches them in any case, so other spellings are refused. */
@@ -41,6 +43,7 @@ const ALREADY_KNOWN = /already known|known transaction|already imported|transact
 
 interface EvmOptions extends RoutingOptions {
   readonly limits: JsonLimits;
+  readonly verify: VerifyMode;
 }
 
 function createHandler(o: EvmOptions): ChainHandler<undefined> {
@@ -58,6 +61,8 @@ function createHandler(o: EvmOptions): ChainHandler<undefined> {
     },
     stateNotFound: { code: -32000, message: 'filter not found' },
     alreadyAccepted: (reply) => reply.error !== undefined && ALREADY_KNOWN.test(reply.error.message),
+    // Blocks whose hash is their header's (and transactions root, with full transactions), transactions and receipts that are the ones asked for.
+    check: (call, reply) => checkAnswer(call, reply, o.namespaces),
     split: (call, how, view) => (isGetLogs(call.method) ? splitLogs(call, how, o.getLogsMaxRange, view.head) : undefined),
     // eth_subscribe (newHeads, logs, …) in every configured namespace, answered as geth does.
     subscriptions: {
@@ -75,12 +80,13 @@ function createHandler(o: EvmOptions): ChainHandler<undefined> {
     async probe(node, timeoutMs): Promise<NodeHead> {
       const res = await node.http.request({ method: 'POST', path: '/', body: probeBody }, timeoutMs);
       if (res.status < 200 || res.status >= 300) throw new Error(`probe answered HTTP ${res.status}`);
-      const body = JSON.parse(res.text) as { result?: { number?: unknown; hash?: unknown } | null } | null;
+      const body = JSON.parse(res.text) as { result?: Readonly<Record<string, unknown>> | null } | null;
       const block = body?.result;
       const n = block?.number;
       if (typeof n !== 'string' || !HEX.test(n)) throw new Error('probe answer has no block number');
       const hash = block?.hash;
-      return typeof hash === 'string' ? { height: parseInt(n, 16), hash } : { height: parseInt(n, 16) };
+      const head: NodeHead = typeof hash === 'string' ? { height: parseInt(n, 16), hash } : { height: parseInt(n, 16) };
+      return o.verify === 'off' || block === null || block === undefined ? head : { ...head, check: checkHead(block) };
     },
     describe: (node, timeoutMs) => describeEvm(node, o.namespaces[0] ?? 'eth', timeoutMs),
   };
@@ -108,6 +114,7 @@ export default definePlugin({
     const opts = ctx.options;
     return createHandler({
       limits: ctx.limits,
+      verify: ctx.verify ?? 'off',
       namespaces: namesOption(opts, 'namespaces', ['eth', 'evm']),
       fullHistory: intOption(opts, 'fullHistory', 128),
       blockTimeMs: intOption(opts, 'blockTimeMs', DEFAULT_BLOCK_TIME_MS),

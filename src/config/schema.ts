@@ -4,7 +4,7 @@
 import { isIP } from 'node:net';
 import { isAbsolute, resolve, dirname } from 'node:path';
 import { DEFAULT_JSONRPC_LIMITS } from '../jsonrpc/envelope.js';
-import type { ChainPlugin } from '../plugin/contract.js';
+import type { ChainPlugin, VerifyMode } from '../plugin/contract.js';
 import { builtInFamilies } from '../plugin/loader.js';
 import { readChainCors, readServerCors } from './browser-access.js';
 import { readNodeHeaders } from './node-headers.js';
@@ -70,6 +70,7 @@ const CHAIN = [
   'breaker',
   'hedge',
   'submit',
+  'verify',
   'cache',
   'cors',
   'options',
@@ -202,6 +203,27 @@ function listenerOf(
   return 'http';
 }
 
+/** `verify` is off, or the chain's plugin has answers it can check. */
+function readVerify(
+  r: Reader,
+  v: unknown,
+  path: string,
+  impl: ChainPlugin | undefined,
+  chain: string,
+  options: Readonly<Record<string, unknown>>,
+  usable: boolean,
+): VerifyMode {
+  const mode = r.oneOf(v, path, ['off', 'observe', 'enforce'] as const, 'off');
+  if (mode === 'off' || impl === undefined || !usable) return mode;
+  try {
+    if (impl.create({ chain, options, limits: DEFAULT_JSONRPC_LIMITS }).jsonrpc?.check !== undefined) return mode;
+  } catch {
+    return mode; // listenerOf has said why the plugin cannot be set up
+  }
+  r.problems.add(path, `is "${mode}", but plugin "${impl.name}" checks no answers: set it to "off" (EVM chains can verify blocks)`);
+  return mode;
+}
+
 function readChain(r: Reader, name: string, v: unknown, path: string, plugins: PluginLookup, cors: ServerCorsConfig): ChainConfig {
   const c = r.section(v, path, CHAIN, true) ?? {};
   if (!NAME.test(name)) r.problems.add(path, 'name must be lower-case letters, digits, "-" or "_"');
@@ -276,6 +298,7 @@ function readChain(r: Reader, name: string, v: unknown, path: string, plugins: P
     },
     hedge: { minDelayMs, maxDelayMs, perSecond: r.int(hedge.perSecond, join(path, 'hedge.perSecond'), 50, 0) },
     submit: r.oneOf(c.submit, join(path, 'submit'), ['all', 'one'] as const, 'all'),
+    verify: readVerify(r, c.verify, join(path, 'verify'), impl, name, options, optionProblems.length === 0),
     cache: r.oneOf(c.cache, join(path, 'cache'), ['memory', 'redis', 'off'] as const, 'memory'),
     cors: readChainCors(r, c.cors, join(path, 'cors'), cors),
     options: Object.freeze({ ...options }),

@@ -1,7 +1,7 @@
 // The typed, validated, frozen configuration the rest of the gateway reads.
 // Produced only by schema.ts; nothing downstream sees raw YAML.
 
-import type { NodeRole } from '../plugin/contract.js';
+import type { NodeRole, VerifyMode } from '../plugin/contract.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 export type StrategyName = 'round-robin' | 'weighted' | 'least-latency' | 'priority';
@@ -208,6 +208,8 @@ export interface ChainConfig {
   readonly hedge: HedgeConfig;
   /** Submits (transactions) go to every full node at once ('all'), or to one ('one'). */
   readonly submit: 'all' | 'one';
+  /** Answer checks the plugin makes (EVM: block hashes recomputed): none, counted only, or refused on a mismatch. */
+  readonly verify: VerifyMode;
   /** Where this endpoint's answers are cached: this process, Redis (shared), or nowhere. */
   readonly cache: 'memory' | 'redis' | 'off';
   /** Browser origins this endpoint answers (its own list, else server.cors.origins). */

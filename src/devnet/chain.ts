@@ -14,8 +14,17 @@ export interface IncludedTx {
   readonly index: number;
 }
 
+/** A family's block hash: of the block at `height`, whose parent has `parentHash`. */
+export type BlockHasher = (height: number, parentHash: string) => string;
+
+const ZERO_HASH = `0x${'0'.repeat(64)}`;
+/** Blocks below the start height whose parent hashes are their parents' (see parentHash). */
+const LINKED = 256;
+
 export class SimChain {
   private head: number;
+  private hasher: BlockHasher | undefined;
+  private readonly linkedFrom: number;
   /** Heights rewritten by reorgs, with their generation. */
   private readonly generations = new Map<number, number>();
   private readonly hashes = new Map<number, string>();
@@ -33,6 +42,7 @@ export class SimChain {
     readonly blockTimeMs: number,
   ) {
     this.head = startHeight;
+    this.linkedFrom = Math.max(0, startHeight - LINKED);
     if (blockTimeMs > 0) this.timer = setInterval(() => this.advance(1), blockTimeMs).unref();
   }
 
@@ -93,16 +103,53 @@ export class SimChain {
     }
   }
 
-  /** 0x-prefixed 32-byte hash of a height. */
+  /**
+   * Make block hashes with the family's own rule (EVM: keccak-256 of the RLP header),
+   * from the height and its parent's hash; before any is asked for.
+   */
+  hashBlocksWith(hasher: BlockHasher): void {
+    this.hasher = hasher;
+  }
+
+  /** A deterministic 0x-prefixed 32 bytes of a height and its generation (a reorg changes it): what a family makes fields of. */
+  seed(height: number): string {
+    return `0x${createHash('sha256')
+      .update(`${this.network}:${height}:${this.generations.get(height) ?? 0}`)
+      .digest('hex')}`;
+  }
+
+  /**
+   * The parent hash the block at `height` names: its parent's hash, except deep in the
+   * history before the devnet started (LINKED blocks below its start height), where a
+   * stand-in keeps a block's hash from needing every block's down to the first, and past
+   * the head.
+   */
+  parentHash(height: number): string {
+    if (height <= 1) return ZERO_HASH;
+    // Past the head (a node claiming blocks nobody has) as well: those hashes are not kept.
+    return height <= this.linkedFrom || height > this.head ? this.seed(height - 1) : this.hash(height - 1);
+  }
+
+  /** 0x-prefixed 32-byte hash of a height: its seed, or the family's hash of its block. */
   hash(height: number): string {
-    let h = this.hashes.get(height);
-    if (h === undefined) {
-      h = `0x${createHash('sha256')
-        .update(`${this.network}:${height}:${this.generations.get(height) ?? 0}`)
-        .digest('hex')}`;
-      this.hashes.set(height, h);
-      this.byHash.set(h, height);
-    }
+    const known = this.hashes.get(height);
+    if (known !== undefined) return known;
+    const hasher = this.hasher;
+    if (hasher === undefined) return this.remember(height, this.seed(height));
+    if (height <= this.linkedFrom) return this.remember(height, hasher(height, this.parentHash(height)));
+    // A block past the head may still get transactions: its hash is made each time, never kept.
+    if (height > this.head) return hasher(height, this.parentHash(height));
+    // Each block's hash covers its parent's: made upwards from the highest one known, never by recursion.
+    let from = height;
+    while (from > this.linkedFrom + 1 && !this.hashes.has(from - 1)) from--;
+    let parent = this.parentHash(from);
+    for (let k = from; k <= height; k++) parent = this.remember(k, hasher(k, parent));
+    return parent;
+  }
+
+  private remember(height: number, h: string): string {
+    this.hashes.set(height, h);
+    this.byHash.set(h, height);
     return h;
   }
 

@@ -39,6 +39,8 @@ export interface NodeView {
   earliest(): number;
   /** The getLogs range limit in force now (the maxLogsRange fault, else the setting). */
   maxLogsRange(): number | undefined;
+  /** The lie fault is on: the node alters what it answers (an EVM block whose hash is not its header's). */
+  lying(): boolean;
 }
 
 export interface RpcError {

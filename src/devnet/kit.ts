@@ -6,7 +6,7 @@
 // and control server stay private.
 
 export * from './family.js';
-export type { IncludedTx, SimChain } from './chain.js';
+export type { BlockHasher, IncludedTx, SimChain } from './chain.js';
 export { hexOf, seeded } from './chain.js';
 export { TxPool, type Submission } from './tx-pool.js';
 export { DevnetNodeBase } from './node-base.js';

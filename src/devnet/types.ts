@@ -41,6 +41,8 @@ export interface NodeFaults {
   maxLogsRange?: number;
   /** The node says it is on another chain: another EVM chain id, network id or chain identifier. */
   otherChain?: boolean;
+  /** The node lies: its answers are altered (an EVM block whose hash is not its header's), for tests of answer checking. */
+  lie?: boolean;
 }
 
 /** Each fault's kind, for checking what the control server is given. */
@@ -61,6 +63,7 @@ export const FAULT_KINDS: Readonly<Record<keyof NodeFaults, 'number' | 'boolean'
   hugeBody: 'boolean',
   maxLogsRange: 'number',
   otherChain: 'boolean',
+  lie: 'boolean',
 };
 
 /** One simulated node as tests and the control server see it. */

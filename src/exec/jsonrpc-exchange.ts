@@ -8,7 +8,16 @@
 import type { CachedAnswer } from '../cache/cache-store.js';
 import { replyError, withParams } from '../jsonrpc/envelope.js';
 import { isObjectText, memberRaw, splitArray, withMemberRaw } from '../jsonrpc/raw-json.js';
-import type { JsonRpcCall, JsonRpcCodec, PoolView, Routing, RpcErrorInfo } from '../plugin/contract.js';
+import type {
+  AnswerCheck,
+  JsonRpcCall,
+  JsonRpcCodec,
+  JsonRpcReply,
+  PoolView,
+  Routing,
+  RpcErrorInfo,
+  VerifyMode,
+} from '../plugin/contract.js';
 import { NodeFailure, NodeThrottled, refusedCredentials } from '../pool/failures.js';
 import type { PoolNode } from '../pool/pool-node.js';
 import type { UpstreamReply } from '../pool/upstream.js';
@@ -38,6 +47,13 @@ function underGatewayId(call: JsonRpcCall, id: number): string {
     : `{"jsonrpc":"2.0","id":${id},"method":${method},"params":${params}}`;
 }
 
+/** The chain's answer checks (`verify`), and where their results are counted. */
+export interface AnswerChecks {
+  readonly mode: VerifyMode;
+  /** An answer the plugin could check: `method` is one the plugin checks, so a bounded label. */
+  checked(node: PoolNode, method: string, result: Exclude<AnswerCheck, 'unchecked'>): void;
+}
+
 export class JsonRpcExchange implements Exchange<JsonRpcCall, string>, CacheCodec<JsonRpcCall, string> {
   readonly batches = true;
   readonly state: StateIds<JsonRpcCall, string> | undefined;
@@ -46,6 +62,7 @@ export class JsonRpcExchange implements Exchange<JsonRpcCall, string>, CacheCode
     private readonly codec: JsonRpcCodec<unknown>,
     /** The pool's view now (for splitting ranges that end at the head). */
     private readonly view: () => PoolView = () => NO_VIEW,
+    private readonly checks?: AnswerChecks,
   ) {
     const notFound = codec.stateNotFound;
     this.state = notFound === undefined ? undefined : jsonRpcStateIds(notFound);
@@ -86,11 +103,30 @@ export class JsonRpcExchange implements Exchange<JsonRpcCall, string>, CacheCode
     return calls.map((call, k) => {
       const { text, sure } = paired[k] as Paired;
       if (text === undefined) return { answer: undefined, verdict: 'ok' as const, sure };
-      const verdict = this.codec.judge(call, { kind: 'jsonrpc', status: reply.status, text, error: replyError(text) });
+      const answer: JsonRpcReply = { kind: 'jsonrpc', status: reply.status, text, error: replyError(text) };
+      const verdict = this.codec.judge(call, answer);
       if (verdict === 'node-failure') throw new NodeFailure('garbage', 'node answer judged a failure');
       if (verdict === 'throttled') throw new NodeThrottled();
+      if (verdict === 'ok' && this.checks !== undefined && this.checks.mode !== 'off' && !this.checked(node, call, answer)) {
+        return { answer: text, verdict, sure: false };
+      }
       return { answer: text, verdict, sure };
     });
+  }
+
+  /**
+   * The plugin's check of a good answer, counted. A mismatch under `enforce` is the node
+   * failing (blame.ts holds it until another node answers the call); under `observe` the
+   * answer is relayed but never cached. False for a mismatch that is relayed.
+   */
+  private checked(node: PoolNode, call: JsonRpcCall, answer: JsonRpcReply): boolean {
+    const result = this.codec.check?.(call, answer) ?? 'unchecked';
+    if (result === 'unchecked') return true;
+    const checks = this.checks as AnswerChecks;
+    checks.checked(node, call.method, result);
+    if (result === 'verified') return true;
+    if (checks.mode === 'enforce') throw new NodeFailure('garbage', 'node answer failed verification');
+    return false;
   }
 
   private singleAnswer(reply: UpstreamReply, call: JsonRpcCall): Paired {

@@ -131,6 +131,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly answerChecks = new Counter({
+    name: 'noderouter_answer_checks_total',
+    help: 'Node answers checked against themselves on chains with verify on (EVM: block hashes recomputed), by chain, node, method (probe: the head probe) and result (verified, mismatch).',
+    labelNames: ['chain', 'node', 'method', 'result'] as const,
+    registers: [this.registry],
+  });
+
   readonly probes = new Counter({
     name: 'noderouter_health_probes_total',
     help: 'Health probes sent to nodes, by chain, node and result (ok or failed).',

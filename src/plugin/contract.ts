@@ -128,6 +128,21 @@ export type Reply = JsonRpcReply | PassthroughReply | GrpcReply;
  */
 export type Verdict = 'ok' | 'chain-error' | 'pruned' | 'node-failure' | 'throttled' | 'oversize';
 
+/**
+ * What checking a good answer against itself showed (a codec's `check`): `verified`, the
+ * answer proves itself (an EVM block's hash recomputed from its header); `mismatch`, it
+ * does not, so the node lies or is broken; `unchecked`, nothing here to check (another
+ * method, an empty result).
+ */
+export type AnswerCheck = 'verified' | 'mismatch' | 'unchecked';
+
+/**
+ * What a chain does with answer checks (`chains.<name>.verify`): none made (`off`),
+ * mismatches counted and relayed (`observe`), or refused as the node failing and the
+ * call tried on another node (`enforce`).
+ */
+export type VerifyMode = 'off' | 'observe' | 'enforce';
+
 // ---- routing: policies as data ------------------------------------------------------------
 
 /** What the pool knows about the chain right now, for classification. */
@@ -249,6 +264,8 @@ export interface NodeHead {
   readonly earliest?: number;
   /** Hash of the head block, when cheap to know (reorg detection). */
   readonly hash?: string;
+  /** How the head block the probe read checked out, when the chain verifies answers and the probe can tell. */
+  readonly check?: AnswerCheck;
 }
 
 /**
@@ -333,6 +350,12 @@ export interface JsonRpcCodec<M> {
   readonly stateNotFound?: RpcErrorInfo;
   /** A submit's answer that means the node has it already ("already known"): counted as accepted. */
   alreadyAccepted?(reply: JsonRpcReply): boolean;
+  /**
+   * Check a good answer against itself, on chains that verify answers (never called when
+   * `verify` is off, nor for answers judged other than `ok`). The core counts what it
+   * shows and, under `enforce`, refuses a mismatch as the node failing.
+   */
+  check?(call: JsonRpcCall<M>, reply: JsonRpcReply): AnswerCheck;
   /**
    * A call as parts: 'fit' cuts it into parts each within the family's limit (a getLogs
    * range over getLogsMaxRange), 'halves' in two (after a node answered it as oversize);
@@ -439,6 +462,8 @@ export interface PluginContext {
   readonly limits: JsonLimits;
   /** The plugin's own options block from config, validated by `validateOptions`. */
   readonly options: Readonly<Record<string, unknown>>;
+  /** Whether the chain checks answers (`chains.<name>.verify`); absent: off. A probe checks what it reads unless off. */
+  readonly verify?: VerifyMode;
 }
 
 export interface ChainPlugin<M = unknown> {

@@ -13,6 +13,8 @@ import type { PoolNode } from './pool-node.js';
 
 export interface ProbeEvents extends DescribeEvents {
   probed?(pool: NodePool, node: PoolNode, ok: boolean): void;
+  /** A probe read a head block the plugin could check, on a chain with `verify` on. */
+  checked?(pool: NodePool, node: PoolNode, result: 'verified' | 'mismatch'): void;
   /** A round is over and every node's rotation is decided. */
   judged?(pool: NodePool): void;
 }
@@ -48,6 +50,11 @@ export class HealthProber {
     this.inFlight.add(node);
     try {
       const head = await this.handler.probe(node, this.pool.config.health.timeoutMs);
+      if (head.check !== undefined && head.check !== 'unchecked' && this.pool.config.verify !== 'off') {
+        this.events.checked?.(this.pool, node, head.check);
+        // Under enforce a head block that is not its header's is a failed probe.
+        if (head.check === 'mismatch' && this.pool.config.verify === 'enforce') throw new Error('head block failed verification');
+      }
       node.head = head.height;
       node.earliest = head.earliest;
       node.headHash = head.hash;

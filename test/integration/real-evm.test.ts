@@ -73,6 +73,17 @@ describe('real EVM nodes and clients: anvil, viem, ethers', function () {
             { name: 'anvil-archive', role: 'archive' },
           ],
         },
+        {
+          // The same nodes behind an endpoint that verifies blocks (see 'verify: enforce').
+          name: 'anvil-verified',
+          plugin: 'evm',
+          path: '/anvil-verified',
+          extra: '    verify: enforce\n    options: { fullHistory: 1000 }',
+          nodes: [
+            { name: 'verified-full', role: 'full', sameAs: 'anvil-full' },
+            { name: 'verified-archive', role: 'archive', sameAs: 'anvil-archive' },
+          ],
+        },
       ],
       externalNodes: new Map([
         ['anvil-full', full.url],
@@ -169,6 +180,40 @@ describe('real EVM nodes and clients: anvil, viem, ethers', function () {
       await p.call({ to: reverter?.contractAddress, data: '0x' }).catch((err: { code: string }) => (code = err.code));
       expect(code).to.equal('CALL_EXCEPTION');
       p.destroy();
+    });
+  });
+
+  describe('verify: enforce', () => {
+    it('passes anvil’s real blocks, full transactions, transactions and receipts, and counts them verified', async () => {
+      const verified = createPublicClient({
+        transport: http(stack.url('/anvil-verified'), { fetchOptions: { headers: headers() } }),
+      });
+      const hash = await transact(ANSWER_42);
+      const receipt = await verified.getTransactionReceipt({ hash });
+      expect(receipt.status).to.equal('success');
+      const withTx = await verified.getBlock({ blockNumber: receipt.blockNumber, includeTransactions: true });
+      expect(withTx.hash).to.equal(receipt.blockHash);
+      expect(withTx.transactions.map((t) => t.hash)).to.include(hash);
+      expect((await verified.getBlock({ blockHash: receipt.blockHash })).number).to.equal(receipt.blockNumber);
+      expect((await verified.getBlock()).number).to.equal(BigInt(block));
+      expect((await verified.getTransaction({ hash })).hash).to.equal(hash);
+      await stack.gateway
+        .runtimes()
+        .find((r) => r.name === 'anvil-verified')
+        ?.prober.probeAll();
+
+      const metrics = (await get(stack.admin('/metrics'))).text;
+      expect(metrics).to.not.match(/noderouter_answer_checks_total\{chain="anvil-verified",[^}]*result="mismatch"\}/);
+      for (const method of ['eth_getBlockByNumber', 'eth_getBlockByHash', 'eth_getTransactionByHash', 'eth_getTransactionReceipt']) {
+        expect(metrics).to.match(
+          new RegExp(
+            `noderouter_answer_checks_total\\{chain="anvil-verified",node="verified-(full|archive)",method="${method}",result="verified"\\} [1-9]`,
+          ),
+        );
+      }
+      expect(metrics).to.match(
+        /noderouter_answer_checks_total\{chain="anvil-verified",node="verified-full",method="probe",result="verified"\} [1-9]/,
+      );
     });
   });
 

@@ -1,10 +1,19 @@
 // What a simulated EVM node reads off the chain: block parameters resolved against its
-// head, blocks and headers, and logs (the devnet's own, about one block in four) with
+// head, blocks and headers (hashes that are their headers' keccak-256, as on a real
+// chain, so answer checks pass on honest nodes), and logs (the devnet's own, about one block in four) with
 // geth's filter matching, and the getLogs answer with the limits providers put on it.
 
-import { hexOf, seeded, type NodeView, type RpcError, type RpcOutcome } from 'noderouter/devnet';
+import { hexOf, seeded, type BlockHasher, type NodeView, type RpcError, type RpcOutcome, type SimChain } from 'noderouter/devnet';
+import { headerHash } from '../verify/header.js';
+import { toHex } from '../verify/hex.js';
+import { orderedTrieRoot } from '../verify/trie.js';
+import { gasOf } from './txs.js';
 
 export const ZERO32 = `0x${'0'.repeat(64)}`;
+/** keccak-256 of the RLP of an empty list (no uncles), of an empty trie, and sha256 of no requests (EIP-7685). */
+const EMPTY_UNCLES = '0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347';
+const EMPTY_ROOT = '0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421';
+const EMPTY_REQUESTS = '0xe3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 export const LOG_ADDRESS = '0x00000000000000000000000000000000000000aa';
 /** Like Infura and Alchemy: a query matching more logs than this is refused. */
 const MAX_LOGS = 10_000;
@@ -43,37 +52,57 @@ export function resolve(v: unknown, node: NodeView): Resolved {
   return { height: n };
 }
 
-/** A block; `transactions` is what the node's pool reads of it (hashes, or whole transactions). */
-export function block(node: NodeView, n: number, transactions: unknown[], gasUsed: bigint): Record<string, unknown> {
-  const c = node.chain;
+/** The header of the block at `n`, whose parent has `parentHash`: a Prague header, every fork's fields. */
+export function header(chain: SimChain, n: number, parentHash: string): Record<string, unknown> {
+  const txs = chain.txsAt(n);
+  let gasUsed = 0n;
+  for (const t of txs) gasUsed += gasOf(t.bytes);
+  const seed = chain.seed(n);
   return {
+    parentHash,
+    sha3Uncles: EMPTY_UNCLES,
+    miner: '0x0000000000000000000000000000000000000000',
+    stateRoot: `0xaa${seed.slice(4)}`,
+    transactionsRoot: txs.length === 0 ? EMPTY_ROOT : toHex(orderedTrieRoot(txs.map((t) => t.bytes))),
+    receiptsRoot: EMPTY_ROOT,
+    logsBloom: `0x${'0'.repeat(512)}`,
+    difficulty: '0x0',
     number: hexOf(n),
-    hash: c.hash(n),
-    parentHash: n > 1 ? c.hash(n - 1) : ZERO32,
-    timestamp: hexOf(c.time(n)),
     gasLimit: '0x1c9c380',
     gasUsed: hexOf(gasUsed),
-    baseFeePerGas: '0x3b9aca00',
-    miner: '0x0000000000000000000000000000000000000000',
-    difficulty: '0x0',
-    totalDifficulty: '0x0',
+    timestamp: hexOf(chain.time(n)),
     extraData: '0x',
-    logsBloom: `0x${'0'.repeat(512)}`,
-    mixHash: ZERO32,
+    mixHash: `0xcc${seed.slice(4)}`,
     nonce: '0x0000000000000000',
-    receiptsRoot: ZERO32,
-    sha3Uncles: ZERO32,
-    stateRoot: c.hash(n).replace(/^0x../, '0xaa'),
-    transactionsRoot: ZERO32,
-    size: '0x220',
-    transactions,
-    uncles: [],
+    baseFeePerGas: '0x3b9aca00',
+    withdrawalsRoot: EMPTY_ROOT,
+    blobGasUsed: '0x0',
+    excessBlobGas: '0x0',
+    parentBeaconBlockRoot: `0xbe${seed.slice(4)}`,
+    requestsHash: EMPTY_REQUESTS,
   };
+}
+
+/** The devnet's EVM block hashes: keccak-256 of the RLP header, as a real chain's. */
+export function blockHasher(chain: SimChain): BlockHasher {
+  return (n, parentHash) => toHex(headerHash(header(chain, n, parentHash)));
+}
+
+/**
+ * A block; `transactions` is what the node's pool reads of it (hashes, or whole
+ * transactions). Under the lie fault a header field is altered and the hash kept, so
+ * the hash is not the header's.
+ */
+export function block(node: NodeView, n: number, transactions: unknown[]): Record<string, unknown> {
+  const c = node.chain;
+  const fields = header(c, n, c.parentHash(n));
+  if (node.lying()) fields.stateRoot = `0x11${c.seed(n).slice(4)}`;
+  return { ...fields, hash: c.hash(n), totalDifficulty: '0x0', size: '0x220', transactions, uncles: [], withdrawals: [] };
 }
 
 /** The head of a block as newHeads pushes it (the block without its transactions). */
 export function headerOf(fullBlock: Record<string, unknown>): Record<string, unknown> {
-  const { transactions: _t, uncles: _u, size: _s, totalDifficulty: _d, ...rest } = fullBlock;
+  const { transactions: _t, uncles: _u, size: _s, totalDifficulty: _d, withdrawals: _w, ...rest } = fullBlock;
   return rest;
 }
 

@@ -14,7 +14,7 @@ import {
   type RpcOutcome,
   type Subscriptions,
 } from 'noderouter/devnet';
-import { BAD_CRITERIA, block, headerNotFound, headerOf, logMatcher, logsAt, queryLogs, resolve } from './blocks.js';
+import { BAD_CRITERIA, block, blockHasher, headerNotFound, headerOf, logMatcher, logsAt, queryLogs, resolve } from './blocks.js';
 import { NodeFilters } from './filters.js';
 import { STATE_PARAM, stateAnswer } from './state.js';
 import { EvmTxs } from './txs.js';
@@ -25,6 +25,7 @@ class EvmNode implements NodeProtocol {
   readonly subscriptions: Subscriptions;
 
   constructor(private readonly node: NodeView) {
+    node.chain.hashBlocksWith(blockHasher(node.chain));
     this.txs = new EvmTxs(node);
     this.filters = new NodeFilters(node, this.txs.pool);
     this.subscriptions = this.pubsub();
@@ -110,8 +111,7 @@ class EvmNode implements NodeProtocol {
   }
 
   private block(n: number, full: boolean): Record<string, unknown> {
-    const { transactions, gasUsed } = this.txs.ofBlock(n, full);
-    return block(this.node, n, transactions, gasUsed);
+    return block(this.node, n, this.txs.ofBlock(n, full));
   }
 
   /** geth's eth_subscribe: newHeads, logs (address and topics), newPendingTransactions and syncing (which push nothing here). */

@@ -6,7 +6,7 @@
 // uses its intrinsic gas and emits no logs.
 
 import { hexOf, TxPool, type IncludedTx, type NodeView, type RpcError, type RpcOutcome } from 'noderouter/devnet';
-import { keccak256 } from './keccak.js';
+import { keccak_256 } from '@noble/hashes/sha3.js';
 import { decodeRawTx, type RawTx } from './raw-tx.js';
 
 const BASE_FEE = 1_000_000_000n;
@@ -23,6 +23,11 @@ function intrinsicGas(tx: RawTx): bigint {
   let gas = tx.to === null ? 53_000n : 21_000n;
   for (const b of tx.input) gas += b === 0 ? 4n : 16n;
   return gas;
+}
+
+/** The gas an included transaction used (what a block's gasUsed adds up). */
+export function gasOf(bytes: Buffer): bigint {
+  return intrinsicGas(decoded(bytes));
 }
 
 /** A transaction the pool accepted, so one that decodes. */
@@ -59,7 +64,7 @@ export class EvmTxs {
       return failed(`invalid sender: invalid chain id for signer: have ${tx.chainId} want ${this.node.chainId}`);
     }
     if (tx.gas < intrinsicGas(tx)) return failed(`intrinsic gas too low: gas ${tx.gas}, minimum needed ${intrinsicGas(tx)}`);
-    const hash = `0x${keccak256(bytes).toString('hex')}`;
+    const hash = `0x${Buffer.from(keccak_256(bytes)).toString('hex')}`;
     // geth answers "already known" for its pool; for a mined one, "nonce too low" (here too "already known").
     if (this.pool.submit(hash, bytes) !== 'accepted') return failed('already known');
     return { result: hash };
@@ -104,12 +109,9 @@ export class EvmTxs {
     };
   }
 
-  /** A block's transactions (hashes, or whole with `full`) and the gas they used. */
-  ofBlock(height: number, full: boolean): { transactions: unknown[]; gasUsed: bigint } {
-    const txs = this.node.chain.txsAt(height);
-    let gasUsed = 0n;
-    for (const t of txs) gasUsed += intrinsicGas(decoded(t.bytes));
-    return { transactions: txs.map((t) => (full ? this.view(t.bytes, t.hash, t) : t.hash)), gasUsed };
+  /** A block's transactions: hashes, or whole with `full`. */
+  ofBlock(height: number, full: boolean): unknown[] {
+    return this.node.chain.txsAt(height).map((t) => (full ? this.view(t.bytes, t.hash, t) : t.hash));
   }
 
   private view(bytes: Buffer, hash: string, at: IncludedTx | undefined): Record<string, unknown> {

@@ -179,6 +179,17 @@ chains:
     ]);
   });
 
+  it('reads verify: off by default, a mode for a plugin that checks answers, a problem for one that does not', async () => {
+    expect((await parseConfig(BASE, '/x.yaml', {})).chains.hub?.verify).to.equal('off');
+    const evm = await parseConfig(BASE.replace('plugin: sdk-rpc', 'plugin: evm\n    verify: enforce'), '/x.yaml', {});
+    expect(evm.chains.hub?.verify).to.equal('enforce');
+    expect(await problems(BASE.replace('plugin: sdk-rpc', 'plugin: sdk-rpc\n    verify: observe'))).to.deep.equal([
+      'chains.hub.verify is "observe", but plugin "sdk-rpc" checks no answers: set it to "off" (EVM chains can verify blocks)',
+    ]);
+    const bad = await problems(BASE.replace('plugin: sdk-rpc', 'plugin: evm\n    verify: yes'));
+    expect(bad.some((x) => x.startsWith('chains.hub.verify'))).to.equal(true);
+  });
+
   it('passes plugin options to the plugin to judge', async () => {
     const p = await problems(BASE.replace('plugin: sdk-rpc', 'plugin: evm\n    options: { fullHistory: -3, colour: red }'));
     expect(p.some((x) => x.startsWith('chains.hub.options.fullHistory'))).to.equal(true);
