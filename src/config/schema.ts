@@ -353,6 +353,9 @@ function readStore(r: Reader, store: Record<string, unknown>, path: string): Gat
     timeoutMs: r.int(store.timeoutMs, 'store.timeoutMs', 250, 1, 60_000),
     onFailure: r.oneOf(store.onFailure, 'store.onFailure', ['fail-open', 'fail-closed'] as const, 'fail-open'),
     instances: r.int(store.instances, 'store.instances', 1, 1, 10_000),
+    leaseMs: r.int(store.leaseMs, 'store.leaseMs', 200, 0, 10_000),
+    leaseTokens:
+      store.leaseTokens === 'auto' || store.leaseTokens === undefined ? 'auto' : r.int(store.leaseTokens, 'store.leaseTokens', 0, 0, 1e9),
   };
 }
 
@@ -466,7 +469,8 @@ export function validateConfig(
   const port = r.int(s.port, 'server.port', 8080, 0, 65535);
   const cors = readServerCors(r, s.cors);
   const admin = r.section(top.admin, 'admin', ['token']) ?? {};
-  const store = r.section(top.store, 'store', ['kind', 'path', 'url', 'prefix', 'timeoutMs', 'onFailure', 'instances']) ?? {};
+  const store =
+    r.section(top.store, 'store', ['kind', 'path', 'url', 'prefix', 'timeoutMs', 'onFailure', 'instances', 'leaseMs', 'leaseTokens']) ?? {};
   const keys =
     r.section(top.keys, 'keys', [
       'cacheTtlMs',
