@@ -105,8 +105,9 @@ return 0
 /**
  * A lease: give back what an earlier lease of the key did not spend and count its
  * usage, then take up to `want` tokens (at least `cost`, else refuse) from the key's
- * and the account's rate buckets and quotas together. Near a quota's end a lease takes
- * at most 1/`share` of what is left, so what other instances hold stays small.
+ * and the account's rate buckets and quotas together. A lease takes at most half of a
+ * rate bucket's room and 1/`share` of what is left of a quota, so near a limit leases
+ * shrink and what other instances hold stays small.
  * KEYS: as ADMIT's. ARGV: now, cost (0: only give back), want, chain, day, dayTtlMs,
  * monthTtlMs, the key's rate, burst, daily, monthly, the account's (-1 = unlimited;
  * all -1: no account), unused, share, then (chain, calls, limited) triples of usage.
@@ -194,13 +195,13 @@ if kRate >= 0 then
   local n, base, interval, tolerance = room(kTat, kRate, kBurst)
   if n < cost then return refuse('rate', 0, n, math.ceil(base + interval * cost - tolerance - now), math.ceil(base - now)) end
   kRoom, kBase, kInterval = n, base, interval
-  grant = math.min(grant, n)
+  grant = math.min(grant, math.max(cost, math.floor(n / 2)))
 end
 if account and aRate >= 0 then
   local n, base, interval, tolerance = room(aTat, aRate, aBurst)
   if n < cost then return refuse('rate', 1, n, math.ceil(base + interval * cost - tolerance - now), math.ceil(base - now)) end
   aRoom, aBase, aInterval = n, base, interval
-  grant = math.min(grant, n)
+  grant = math.min(grant, math.max(cost, math.floor(n / 2)))
 end
 local function fits(limit, used)
   if limit < 0 then return true end

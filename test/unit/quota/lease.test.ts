@@ -76,7 +76,7 @@ class Shared implements Limiter, LeaseSource {
     };
     if (room < cost)
       return refuse({ allowed: false, reason: 'rate', retryAfter: 1, headers: { limit: t.burst, remaining: room, reset: 1 } });
-    let grant = Math.min(want, room);
+    let grant = Math.min(want, Math.max(cost, Math.floor(room / 2)));
     if (t.daily !== Infinity) {
       const left = t.daily - this.day;
       if (left < cost)
