@@ -64,8 +64,6 @@ export interface LeaseOptions {
   readonly leaseMs: number;
   readonly leaseTokens: number | 'auto';
   readonly now?: () => number;
-  /** Told when giving back failed (the return is kept and tried again). */
-  readonly onError?: (err: unknown) => void;
 }
 
 /** Tokens a lease asks for when nothing limits the rate (quotas still cut it down). */
@@ -108,6 +106,7 @@ export class LeasedLimiter implements Limiter {
   private readonly now: () => number;
   private readonly timer: NodeJS.Timeout;
   private sweeping: Promise<void> | undefined;
+  private closed = false;
 
   constructor(
     private readonly shared: Limiter & LeaseSource,
@@ -119,6 +118,8 @@ export class LeasedLimiter implements Limiter {
   }
 
   admit(payer: Payer, tier: TierConfig, cost: number, chain: string): Admission | Promise<Admission> {
+    // A call still arriving while closing is decided by the shared limits alone: no lease is left behind.
+    if (this.closed) return this.shared.admit(payer, tier, cost, chain);
     return this.spend(payer, tier, cost, chain, this.now()) ?? this.renew(payer, tier, cost, chain);
   }
 
@@ -274,9 +275,9 @@ export class LeasedLimiter implements Limiter {
           (answer) => {
             if (answer.kind === 'fallback') this.owing.push(b);
           },
-          (err: unknown) => {
+          // The shared limits report their own failures; the return is tried again next sweep.
+          () => {
             this.owing.push(b);
-            this.options.onError?.(err);
           },
         ),
       ),
@@ -305,6 +306,7 @@ export class LeasedLimiter implements Limiter {
 
   /** Give back every lease and write its usage (once more for what the shared limits refused just now). */
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.timer);
     await Promise.all([...this.held.values()].map((h) => h.busy?.catch(() => undefined)));
     await this.sweeping;

@@ -91,7 +91,6 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions):
           leaseMs: config.leaseMs,
           leaseTokens: config.leaseTokens,
           now: options.now,
-          onError: options.onFallback,
         })
       : shared;
   const slots = new RedisConnectionSlots(connection.client, {

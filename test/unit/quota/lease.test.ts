@@ -88,6 +88,10 @@ class Shared implements Limiter, LeaseSource {
     return Promise.resolve(answer(grant, room - grant));
   }
 
+  /** What a closing limiter hands calls to: one exact decision. */
+  admit(): Admission {
+    return { allowed: true, headers: undefined };
+  }
   countErrors(): void {}
   countLimited(): void {}
   usage(): Promise<UsageRow[]> {
