@@ -341,6 +341,15 @@ function readTracing(r: Reader, v: unknown): TracingConfig {
   };
 }
 
+/** `auto` (the default) or a whole number of tokens (0: no leases). */
+function readLeaseTokens(r: Reader, v: unknown): number | 'auto' {
+  if (v === undefined || v === null || v === 'auto') return 'auto';
+  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
+  if (typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= 1e9) return n;
+  r.problems.add('store.leaseTokens', 'must be "auto" or an integer from 0 (0: no leases, every call asks Redis)');
+  return 'auto';
+}
+
 function readStore(r: Reader, store: Record<string, unknown>, path: string): GatewayConfig['store'] {
   const kind = r.oneOf(store.kind, 'store.kind', ['file', 'redis'] as const, 'file');
   const url = kind === 'redis' ? r.string(store.url, 'store.url') : (r.optionalString(store.url, 'store.url') ?? '');
@@ -354,8 +363,7 @@ function readStore(r: Reader, store: Record<string, unknown>, path: string): Gat
     onFailure: r.oneOf(store.onFailure, 'store.onFailure', ['fail-open', 'fail-closed'] as const, 'fail-open'),
     instances: r.int(store.instances, 'store.instances', 1, 1, 10_000),
     leaseMs: r.int(store.leaseMs, 'store.leaseMs', 200, 0, 10_000),
-    leaseTokens:
-      store.leaseTokens === 'auto' || store.leaseTokens === undefined ? 'auto' : r.int(store.leaseTokens, 'store.leaseTokens', 0, 0, 1e9),
+    leaseTokens: readLeaseTokens(r, store.leaseTokens),
   };
 }
 
