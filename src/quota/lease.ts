@@ -5,8 +5,9 @@
 // instance can admit more than the limits give out; a token held here and unspent is
 // late, not lost. A lease lasts `leaseMs` (never past UTC midnight), takes at most
 // `leaseTokens` (auto: what the tier's rate gives in `leaseMs`), and near a quota's end
-// the shared side gives smaller ones. Any shared limiter that can lease (`LeaseSource`:
-// Redis today) sits under it; what is not a limit decision passes straight through.
+// the shared side gives smaller ones. Any shared limiter that can lease sits under it
+// (`LeaseSource`: Redis today; a limiter kept by a cluster's primary process would answer
+// the same `lease` over IPC); what is not a limit decision passes straight through.
 // Usage is counted here and written with the lease's end, so nothing is counted twice
 // or lost, and close() gives everything back.
 
