@@ -39,8 +39,8 @@ export type LeaseAnswer =
       readonly keyDay: number;
       readonly accountDay: number;
     }
-  /** Nothing granted: the refusal to give (the return was applied). */
-  | { readonly kind: 'refused'; readonly admission: Admission }
+  /** Nothing granted: the refusal to give (the return was applied), and for a rate the ms until a call of this cost fits. */
+  | { readonly kind: 'refused'; readonly admission: Admission; readonly retryMs: number | undefined }
   /** The shared limits are away and the call was decided locally (the return was not applied). */
   | { readonly kind: 'fallback'; readonly admission: Admission };
 
@@ -207,9 +207,9 @@ export class LeasedLimiter implements Limiter {
     }
     if (answer.kind === 'refused') {
       const a = answer.admission;
-      const wait = !a.allowed && a.reason === 'rate' ? a.retryAfter * 1000 : this.options.leaseMs;
+      // Repeated here until a token is due (a rate), or for a lease's time (a quota: other instances' leases may come back).
       h.refusal = a;
-      h.refusedUntil = now + Math.min(wait, this.options.leaseMs);
+      h.refusedUntil = now + Math.min(answer.retryMs ?? this.options.leaseMs, this.options.leaseMs);
       h.refusedCost = cost;
       h.endsAt = h.refusedUntil;
       return a;

@@ -203,9 +203,11 @@ export class RedisLimiter implements Limiter, LeaseSource {
     if (granted > 0 || cost === 0) {
       return { kind: 'granted', tokens: granted, rate, interval: 1000 / (byAccount ? a.rate : tier.rate), keyDay, accountDay };
     }
-    if (reason === 'rate') return { kind: 'refused', admission: rateRefusal(rate ?? { remaining, resetMs, limit: tier.burst }, retryMs) };
+    if (reason === 'rate') {
+      return { kind: 'refused', admission: rateRefusal(rate ?? { remaining, resetMs, limit: tier.burst }, retryMs), retryMs };
+    }
     const period = reason === 'daily' ? 'daily' : 'monthly';
-    return { kind: 'refused', admission: quotaRefusal(period, byAccount ? a[period] : tier[period], now) };
+    return { kind: 'refused', admission: quotaRefusal(period, byAccount ? a[period] : tier[period], now), retryMs: undefined };
   }
 
   /**

@@ -70,12 +70,14 @@ class Shared implements Limiter, LeaseSource {
     if (cost === 0) return Promise.resolve(answer(0, 0));
     const base = Math.max(this.tat, now);
     const room = t.rate === Infinity ? Infinity : Math.floor((now + interval * t.burst - base) / interval);
-    const refuse = (a: Admission): Promise<LeaseAnswer> => {
+    const refuse = (a: Admission, retryMs?: number): Promise<LeaseAnswer> => {
       this.limited += cost;
-      return Promise.resolve({ kind: 'refused', admission: a });
+      return Promise.resolve({ kind: 'refused', admission: a, retryMs });
     };
-    if (room < cost)
-      return refuse({ allowed: false, reason: 'rate', retryAfter: 1, headers: { limit: t.burst, remaining: room, reset: 1 } });
+    if (room < cost) {
+      const retryMs = base + interval * (cost - t.burst) - now;
+      return refuse({ allowed: false, reason: 'rate', retryAfter: 1, headers: { limit: t.burst, remaining: room, reset: 1 } }, retryMs);
+    }
     let grant = Math.min(want, Math.max(cost, Math.floor(room / 2)));
     if (t.daily !== Infinity) {
       const left = t.daily - this.day;
@@ -198,9 +200,13 @@ describe('leases', () => {
     expect(again).to.not.be.instanceOf(Promise);
     expect((again as Admission).allowed).to.equal(false);
     expect(shared.asked).to.have.length(asked);
+    // 100 ms later (10/s) a token is due: the shared limits are asked again.
+    now += 100;
+    expect(await allowed(l.admit(K, t, 1, 'c'))).to.equal(true);
+    expect(shared.asked).to.have.length(asked + 1);
     await l.close();
     expect(shared.limited).to.equal(2);
-    expect(shared.calls).to.equal(2);
+    expect(shared.calls).to.equal(3);
   });
 
   it('keeps a daily quota exact: leases shrink near the end and nothing is admitted twice', async () => {
