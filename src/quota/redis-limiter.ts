@@ -1,10 +1,12 @@
 // Limits and usage shared by every instance through Redis. One server-side script
 // per request decides rate (GCRA), daily and monthly quotas for the key and for its
 // account together, and counts usage, atomically, so N instances hold one global
-// limit in one round trip. When Redis fails, the configured policy applies:
-// fail-open admits with this instance's own admitter (each limit divided by the
-// instance count), starting from the last state Redis reported rather than from
-// zero; fail-closed refuses with 503. Either way nothing queues.
+// limit in one round trip; another hands out leases of tokens in bulk (and takes
+// back what a lease did not spend) for a LeasedLimiter to spend without a round trip.
+// When Redis fails, the configured policy applies: fail-open admits with this
+// instance's own admitter (each limit divided by the instance count), starting from
+// the last state Redis reported rather than from zero; fail-closed refuses with 503.
+// Either way nothing queues.
 
 import type { Redis } from 'ioredis';
 import type { TierConfig } from '../config/types.js';
