@@ -6,7 +6,8 @@
 // several scenarios. Targets run pinned to one core and the load to the other where
 // taskset exists; rounds alternate the targets. Prints one table and writes
 // bench/results/<date>.json. BENCH_SECONDS (default 5), BENCH_ROUNDS (default 2),
-// BENCH_CONNECTIONS (default 64), BENCH_SKIP_1M=1 to leave out the 1 000 000-key store,
+// BENCH_CONNECTIONS (default 64), BENCH_SKIP_1M=1 to leave out the 1 000 000-key store (the 1-key Redis
+// rows, with leases and exact per call, stay),
 // BENCH_BEFORE=<git revision> to build that revision too and measure it beside this one
 // (single calls, at full load and at the fixed rate, and batches, 1 key): a before and
 // after in one run. BENCH_ONLY=<scenario,…> measures only the named scenarios.
@@ -299,30 +300,26 @@ http { access_log off; client_body_temp_path ${dir}/nginx;
   const gateways: Array<{ label: string; url: string; key: string; pid: number | undefined }> = [];
   // Key counts are compared within one store kind: the file store from 1 to 10 000 keys,
   // the Redis store (the one for large key counts) from 1 to 1 000 000.
-  const withRedis = process.env.BENCH_SKIP_1M !== '1';
-  if (withRedis) {
-    const redis = new Redis('redis://127.0.0.1:6379/7');
-    await redis.flushdb();
-    redis.disconnect();
-  }
+  const with1m = process.env.BENCH_SKIP_1M !== '1';
+  const redis = new Redis('redis://127.0.0.1:6379/7');
+  await redis.flushdb();
+  redis.disconnect();
   for (const [label, count, kind] of [
     ['1 key', 1, 'file'],
     ['10 000 keys', 10_000, 'file'],
-    ...(withRedis
-      ? [
-          ['1 key, Redis store', 1, 'redis'],
-          ['1 000 000 keys, Redis store', 1_000_000, 'redis'],
-        ]
-      : []),
-  ] as Array<[string, number, 'file' | 'redis']>) {
+    ['1 key, Redis store', 1, 'redis'],
+    // Every call asks Redis (no leases): what leases save.
+    ['1 key, Redis store, exact per call', 1, 'redis-exact'],
+    ...(with1m ? [['1 000 000 keys, Redis store', 1_000_000, 'redis']] : []),
+  ] as Array<[string, number, 'file' | 'redis' | 'redis-exact']>) {
     const gdir = await mkdtemp(join(dir, 'gw-'));
     console.log(`preparing noderouter with ${label} (${kind} store)…`);
-    const prefix = `nrb${count}:`;
+    const prefix = `nrb${count}${kind}:`;
     const key = kind === 'file' ? await fileStore(gdir, count) : await redisStore(count, prefix);
     const store =
       kind === 'file'
         ? `{ kind: file, path: "${gdir}/keys.json" }`
-        : `{ kind: redis, url: "redis://127.0.0.1:6379/7", prefix: "${prefix}" }`;
+        : `{ kind: redis, url: "redis://127.0.0.1:6379/7", prefix: "${prefix}"${kind === 'redis-exact' ? ', leaseTokens: 0' : ''} }`;
     const { file, port } = await gatewayConfig(gdir, ports, store);
     const child = await start(process.execPath, ['dist/src/bin.js', 'serve', '--config', file], {}, 1, /serving (\S+)/);
     gateways.push({ label, url: `http://127.0.0.1:${port}`, key, pid: child.pid });

@@ -364,6 +364,15 @@ function readTracing(r: Reader, v: unknown): TracingConfig {
   };
 }
 
+/** `auto` (the default) or a whole number of tokens (0: no leases). */
+function readLeaseTokens(r: Reader, v: unknown): number | 'auto' {
+  if (v === undefined || v === null || v === 'auto') return 'auto';
+  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
+  if (typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= 1e9) return n;
+  r.problems.add('store.leaseTokens', 'must be "auto" or an integer from 0 (0: no leases, every call asks Redis)');
+  return 'auto';
+}
+
 function readStore(r: Reader, store: Record<string, unknown>, path: string): GatewayConfig['store'] {
   const kind = r.oneOf(store.kind, 'store.kind', ['file', 'redis'] as const, 'file');
   const url = kind === 'redis' ? r.string(store.url, 'store.url') : (r.optionalString(store.url, 'store.url') ?? '');
@@ -376,6 +385,8 @@ function readStore(r: Reader, store: Record<string, unknown>, path: string): Gat
     timeoutMs: r.int(store.timeoutMs, 'store.timeoutMs', 250, 1, 60_000),
     onFailure: r.oneOf(store.onFailure, 'store.onFailure', ['fail-open', 'fail-closed'] as const, 'fail-open'),
     instances: r.int(store.instances, 'store.instances', 1, 1, 10_000),
+    leaseMs: r.int(store.leaseMs, 'store.leaseMs', 200, 0, 10_000),
+    leaseTokens: readLeaseTokens(r, store.leaseTokens),
   };
 }
 
@@ -489,7 +500,8 @@ export function validateConfig(
   const port = r.int(s.port, 'server.port', 8080, 0, 65535);
   const cors = readServerCors(r, s.cors);
   const admin = r.section(top.admin, 'admin', ['token']) ?? {};
-  const store = r.section(top.store, 'store', ['kind', 'path', 'url', 'prefix', 'timeoutMs', 'onFailure', 'instances']) ?? {};
+  const store =
+    r.section(top.store, 'store', ['kind', 'path', 'url', 'prefix', 'timeoutMs', 'onFailure', 'instances', 'leaseMs', 'leaseTokens']) ?? {};
   const keys =
     r.section(top.keys, 'keys', [
       'cacheTtlMs',

@@ -93,6 +93,13 @@ export interface StoreConfig {
   readonly onFailure: 'fail-open' | 'fail-closed';
   /** redis: instances sharing the limits; fail-open divides each limit by it. */
   readonly instances: number;
+  /**
+   * redis: how long this instance may hold tokens taken from the shared limits before
+   * what it did not spend goes back (0: every call asks Redis, exactly).
+   */
+  readonly leaseMs: number;
+  /** redis: most tokens one lease takes; `auto`: what the tier's rate allows in `leaseMs` (0: no leases). */
+  readonly leaseTokens: number | 'auto';
 }
 
 export interface KeysConfig {

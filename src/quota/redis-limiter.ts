@@ -1,10 +1,12 @@
 // Limits and usage shared by every instance through Redis. One server-side script
 // per request decides rate (GCRA), daily and monthly quotas for the key and for its
 // account together, and counts usage, atomically, so N instances hold one global
-// limit in one round trip. When Redis fails, the configured policy applies:
-// fail-open admits with this instance's own admitter (each limit divided by the
-// instance count), starting from the last state Redis reported rather than from
-// zero; fail-closed refuses with 503. Either way nothing queues.
+// limit in one round trip; another hands out leases of tokens in bulk (and takes
+// back what a lease did not spend) for a LeasedLimiter to spend without a round trip.
+// When Redis fails, the configured policy applies: fail-open admits with this
+// instance's own admitter (each limit divided by the instance count), starting from
+// the last state Redis reported rather than from zero; fail-closed refuses with 503.
+// Either way nothing queues.
 
 import type { Redis } from 'ioredis';
 import type { TierConfig } from '../config/types.js';
@@ -19,8 +21,9 @@ import {
   type Admission,
   type Payer,
 } from './admission.js';
+import type { LeaseAnswer, LeaseReturn, LeaseSource } from './lease.js';
 import { LocalThrottle, type Limiter } from './limiter.js';
-import { ADMIT, THROTTLE } from './redis-limiter-scripts.js';
+import { ADMIT, LEASE, THROTTLE } from './redis-limiter-scripts.js';
 import { RecentCounts } from './recent-counts.js';
 import { nextUtcMidnight, nextUtcMonth, UtcDay, type UsageRow } from './usage.js';
 import { script, type ScriptCall } from '../store/redis-scripts.js';
@@ -40,7 +43,10 @@ const limit = (n: number): number => (n === Infinity ? -1 : n);
 /** Bursts are only meaningful with a rate; an unlimited burst is a very large one. */
 const burstOf = (n: number): number => (n === Infinity ? 1e9 : n);
 
-export class RedisLimiter implements Limiter {
+/** A lease takes at most this share of what is left of a quota, so what other instances hold stays small near its end. */
+const QUOTA_SHARE = 8;
+
+export class RedisLimiter implements Limiter, LeaseSource {
   private readonly day = new UtcDay();
   /** Where fail-open counts: seeded from every answer Redis gives, scaled to this instance's share. */
   private readonly fallbackCounts = new RecentCounts();
@@ -50,6 +56,7 @@ export class RedisLimiter implements Limiter {
   private readonly now: () => number;
   private readonly admitScript: ScriptCall;
   private readonly throttleScript: ScriptCall;
+  private readonly leaseScript: ScriptCall;
 
   constructor(
     private readonly redis: Redis,
@@ -58,6 +65,7 @@ export class RedisLimiter implements Limiter {
     this.now = options.now ?? Date.now;
     this.admitScript = script(redis, 'noderouterAdmitAccount', 8, ADMIT);
     this.throttleScript = script(redis, 'noderouterThrottle', 1, THROTTLE);
+    this.leaseScript = script(redis, 'noderouterLease', 8, LEASE);
     this.local = new Admitter(this.fallbackCounts, this.now);
     this.localPaced = new LocalThrottle(this.now);
   }
@@ -134,6 +142,74 @@ export class RedisLimiter implements Limiter {
     if (reason === 'rate') return rateRefusal(rate ?? { remaining, resetMs, limit: tier.burst }, retryMs);
     const period = reason === 'daily' ? 'daily' : 'monthly';
     return quotaRefusal(period, byAccount ? a[period] : tier[period], now);
+  }
+
+  async lease(
+    payer: Payer,
+    tier: TierConfig,
+    day: string,
+    chain: string,
+    cost: number,
+    want: number,
+    back: LeaseReturn | undefined,
+  ): Promise<LeaseAnswer> {
+    const now = this.now();
+    const month = day.slice(0, 7);
+    const a = tier.account;
+    const bucket = accountBucket(payer.account, tier);
+    const accounts = limitsAccounts(a);
+    const usage: (string | number)[] = [];
+    if (back !== undefined) for (const [c, n] of back.usage) usage.push(c, n.calls, n.limited);
+    let r: AdmitReply;
+    try {
+      r = (await this.leaseScript(
+        this.k('rl', payer.id),
+        this.k('qd', payer.id, day),
+        this.k('qm', payer.id, month),
+        this.k('u', payer.id, day),
+        this.k('ud', payer.id),
+        this.k('arl', bucket),
+        this.k('aqd', bucket, day),
+        this.k('aqm', bucket, month),
+        now,
+        cost,
+        want,
+        chain,
+        day,
+        nextUtcMidnight(now) - now + 3_600_000,
+        nextUtcMonth(now) - now + 3_600_000,
+        limit(tier.rate),
+        burstOf(tier.burst),
+        limit(tier.daily),
+        limit(tier.monthly),
+        accounts ? limit(a.rate) : -1,
+        burstOf(a.burst),
+        accounts ? limit(a.daily) : -1,
+        accounts ? limit(a.monthly) : -1,
+        back?.unused ?? 0,
+        QUOTA_SHARE,
+        ...usage,
+      )) as AdmitReply;
+    } catch (err) {
+      this.options.onFallback?.(err);
+      if (this.options.onFailure === 'fail-closed' || cost === 0) {
+        throw new GatewayError('UNAVAILABLE', { message: 'Limits store unavailable', cause: err, headers: { 'retry-after': '1' } });
+      }
+      return { kind: 'fallback', admission: this.local.admit(payer, this.localTier(tier), cost, chain) };
+    }
+    const [granted, reason, who, remaining, retryMs, resetMs, keyDay, keyMonth, accountDay, accountMonth, keyTat, accountTat] = r;
+    this.remember(payer.id, now, keyDay, keyMonth, Number(keyTat));
+    if (accounts) this.remember(bucket, now, accountDay, accountMonth, Number(accountTat));
+    const byAccount = who === 1;
+    const rate = remaining >= 0 ? { remaining, resetMs, limit: byAccount ? a.burst : tier.burst } : undefined;
+    if (granted > 0 || cost === 0) {
+      return { kind: 'granted', tokens: granted, rate, interval: 1000 / (byAccount ? a.rate : tier.rate), keyDay, accountDay };
+    }
+    if (reason === 'rate') {
+      return { kind: 'refused', admission: rateRefusal(rate ?? { remaining, resetMs, limit: tier.burst }, retryMs), retryMs };
+    }
+    const period = reason === 'daily' ? 'daily' : 'monthly';
+    return { kind: 'refused', admission: quotaRefusal(period, byAccount ? a[period] : tier[period], now), retryMs: undefined };
   }
 
   /**

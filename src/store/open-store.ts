@@ -1,7 +1,8 @@
 // Opening the configured store: key records, limits/usage, dashboard accounts and
 // operators' holds on nodes together, file (embedded default: keys in a JSON file,
 // limits in memory, usage, accounts and holds beside the keys) or Redis (all of it
-// shared by every gateway instance).
+// shared by every gateway instance, limits spent from short leases unless told to ask
+// Redis on every call).
 
 import type { AccountStore } from '../accounts/account-store.js';
 import { accountsPathFor, FileAccountStore } from '../accounts/file-account-store.js';
@@ -11,6 +12,7 @@ import { openRedisKeyStore } from '../auth/redis-key-store.js';
 import type { KeyStore } from '../auth/key-store.js';
 import type { StoreConfig } from '../config/types.js';
 import { MemoryConnectionSlots, type ConnectionSlots } from '../quota/connection-slots.js';
+import { LeasedLimiter } from '../quota/lease.js';
 import { MemoryLimiter, type Limiter } from '../quota/limiter.js';
 import { RedisConnectionSlots } from '../quota/redis-connection-slots.js';
 import { RedisLimiter } from '../quota/redis-limiter.js';
@@ -75,13 +77,22 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions):
     prefix: config.prefix,
     live: options.live ? { url: config.url, timeoutMs: config.timeoutMs } : undefined,
   });
-  const limiter = new RedisLimiter(connection.client, {
+  const shared = new RedisLimiter(connection.client, {
     prefix: config.prefix,
     onFailure: config.onFailure,
     instances: config.instances,
     now: options.now,
     onFallback: options.onFallback,
   });
+  // Leases spend tokens taken from Redis here; without them every call asks Redis.
+  const limiter: Limiter =
+    config.leaseMs > 0 && config.leaseTokens !== 0
+      ? new LeasedLimiter(shared, {
+          leaseMs: config.leaseMs,
+          leaseTokens: config.leaseTokens,
+          now: options.now,
+        })
+      : shared;
   const slots = new RedisConnectionSlots(connection.client, {
     prefix: config.prefix,
     onFailure: config.onFailure,

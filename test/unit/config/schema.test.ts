@@ -360,4 +360,16 @@ chains:
       'chains.hub.nodes must include a node with role "archive" (or without a role, to be detected) when archiveOnly is true',
     ]);
   });
+
+  it('leases the Redis store’s limits by default, and reads the exact mode and bad values', async () => {
+    const redis = (extra: string) => `${BASE}store: { kind: redis, url: "redis://127.0.0.1:6379"${extra} }\n`;
+    const c = await parseConfig(redis(''), '/etc/nr.yaml', {});
+    expect([c.store.leaseMs, c.store.leaseTokens]).to.deep.equal([200, 'auto']);
+    const exact = await parseConfig(redis(', leaseTokens: 0, leaseMs: 500'), '/etc/nr.yaml', {});
+    expect([exact.store.leaseMs, exact.store.leaseTokens]).to.deep.equal([500, 0]);
+    expect(await problems(redis(', leaseTokens: some, leaseMs: -1'))).to.deep.equal([
+      'store.leaseMs must be an integer from 0 to 10000',
+      'store.leaseTokens must be "auto" or an integer from 0 (0: no leases, every call asks Redis)',
+    ]);
+  });
 });
