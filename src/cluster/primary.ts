@@ -101,6 +101,10 @@ export class ClusterPrimary {
 
   /** The primary's gateway (shared state, probers, admin), then every worker listening. */
   static async start(config: GatewayConfig): Promise<ClusterPrimary> {
+    // Workers accept on the shared socket themselves. With round-robin the primary accepts
+    // and hands each connection over: one handed to a worker the moment it is killed is
+    // never answered nor closed; here it stays in the kernel's queue for another worker.
+    cluster.schedulingPolicy = cluster.SCHED_NONE;
     // Tiers hold Infinity and holds are Maps: they cross as they are.
     cluster.setupPrimary({ serialization: 'advanced' });
     let self: ClusterPrimary | undefined;
