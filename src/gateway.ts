@@ -128,23 +128,25 @@ export class Gateway {
   }
 
   static async start(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
+    const worker = options.cluster?.role === 'worker' ? workerIndex() : undefined;
+    const logPath = config.log.file === undefined || worker === undefined ? config.log.file : workerLogPath(config.log.file, worker);
     const logFile =
-      options.logger === undefined && config.log.file !== undefined
-        ? await RotatingFile.open(config.log.file, config.log.maxBytes, config.log.files)
+      options.logger === undefined && logPath !== undefined
+        ? await RotatingFile.open(logPath, config.log.maxBytes, config.log.files)
         : undefined;
     const logger =
       options.logger ??
       createLogger(config.log.level, logFile ?? process.stdout, {
         batchMs: 100,
-        worker: options.cluster?.role === 'worker' ? workerIndex() : undefined,
+        worker,
       });
     const now = options.now ?? Date.now;
     const metrics = new Metrics();
     const cluster = options.cluster;
     const hooks = cluster?.role === 'primary' ? cluster.hooks : undefined;
-    const worker = cluster?.role === 'worker' ? cluster.primary : undefined;
+    const primary = cluster?.role === 'worker' ? cluster.primary : undefined;
     const services = await openServices(config, {
-      primary: worker,
+      primary,
       live: true,
       now,
       onHealth: (up) =>
@@ -154,14 +156,14 @@ export class Gateway {
     if (hooks !== undefined) services.bundle.keys.announceTo((change) => hooks.keys(change));
     const caches = cacheStores(config, services);
     const probing: Probing = {
-      probes: worker === undefined,
+      probes: primary === undefined,
       judged: hooks === undefined ? undefined : (pool) => hooks.health(pool.health()),
     };
     const built = runtimeOptions(config.server, caches, largestBatch(config), probing);
     const chains = new ChainSet(chainRuntimes(config, metrics, logger, built), built);
     const holds = await NodeHolds.open(services.bundle.holds, () => chains.all, logger, {
       // A shared store is read again now and then, in case an announcement was lost (a worker's holds are pushed).
-      refreshMs: config.store.kind === 'redis' && worker === undefined ? HOLDS_REFRESH_MS : 0,
+      refreshMs: config.store.kind === 'redis' && primary === undefined ? HOLDS_REFRESH_MS : 0,
       now,
       announce: hooks?.holds,
     });
@@ -169,15 +171,15 @@ export class Gateway {
     const gw = new Gateway(config, logger, metrics, services, caches, chains, now, logFile, holds, probing);
     gw.watch();
     gw.tracing = startTracing(config.tracing, metrics, logger);
-    if (worker === undefined) await gw.startAdmin(hooks?.scrape);
-    if (worker === undefined) await gw.firstProbes(options.firstProbeWaitMs ?? 3_000);
+    if (primary === undefined) await gw.startAdmin(hooks?.scrape);
+    if (primary === undefined) await gw.firstProbes(options.firstProbeWaitMs ?? 3_000);
     if (hooks !== undefined) {
       // The primary serves no traffic; it is ready when its workers are (markReady).
       logger.info('cluster primary started', { event: 'start', admin: gw.adminUrl, chains: chains.all.length });
       return gw;
     }
-    const calls = gw.callParts(worker);
-    if (worker !== undefined) await gw.takeFromPrimary(worker);
+    const calls = gw.callParts(primary);
+    if (primary !== undefined) await gw.takeFromPrimary(primary);
     await gw.startTraffic(calls);
     if (chains.grpc().size > 0) await gw.startGrpc(calls);
     gw.lifecycle = 'ready';
@@ -569,6 +571,12 @@ function cacheStores(config: GatewayConfig, services: Services): CacheStores {
 }
 
 const HOLDS_REFRESH_MS = 30_000;
+
+/** A worker's own log file beside the configured one (`gateway.log` → `gateway.worker-0.log`): one writer rotates each file. */
+function workerLogPath(file: string, worker: number): string {
+  const dot = file.lastIndexOf('.');
+  return dot > file.lastIndexOf('/') ? `${file.slice(0, dot)}.worker-${worker}${file.slice(dot)}` : `${file}.worker-${worker}`;
+}
 
 /** A cluster's worker slot (0..workers-1), as its primary forked it. */
 function workerIndex(): number | undefined {

@@ -107,19 +107,21 @@ export class ClusterPrimary {
     cluster.schedulingPolicy = cluster.SCHED_NONE;
     // Tiers hold Infinity and holds are Maps: they cross as they are.
     cluster.setupPrimary({ serialization: 'advanced' });
-    let self: ClusterPrimary | undefined;
+    // The hooks run once the primary exists (the first probe round may come before: no worker to tell yet).
+    const ref: { self?: ClusterPrimary } = {};
     const gateway = await Gateway.start(config, {
       cluster: {
         role: 'primary',
         hooks: {
-          health: (h) => self?.pushHealth(h),
-          holds: (h) => self?.tellAll('holds', h) ?? Promise.resolve(),
-          keys: (c) => self?.tellAll('keys', c) ?? Promise.resolve(),
-          scrape: () => self?.scrape() ?? Promise.resolve(''),
+          health: (h) => ref.self?.pushHealth(h),
+          holds: (h) => ref.self?.tellAll('holds', h) ?? Promise.resolve(),
+          keys: (c) => ref.self?.tellAll('keys', c) ?? Promise.resolve(),
+          scrape: () => ref.self?.scrape() ?? Promise.resolve(''),
         },
       },
     });
-    self = new ClusterPrimary(config, gateway);
+    const self = new ClusterPrimary(config, gateway);
+    ref.self = self;
     try {
       const ready = await Promise.all(Array.from({ length: config.server.workers }, (_, i) => self.fork(i)));
       const first = ready[0] as WorkerReady;

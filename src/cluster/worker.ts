@@ -32,10 +32,11 @@ export async function runWorker(): Promise<void> {
   if (send === undefined) throw new Error('a worker needs its primary (started by node:cluster)');
   const primary = new Channel((m) => send(m));
   process.on('message', (m: unknown) => primary.receive(m));
-  let gateway: Gateway | undefined;
+  // Set once started; what the primary pushes before then is taken at start (takeFromPrimary).
+  const state: { gateway?: Gateway } = {};
   let stopping: Promise<void> | undefined;
   const stop = (signal: 'SIGINT' | 'SIGTERM' | 'gone'): void => {
-    const gw = gateway;
+    const gw = state.gateway;
     if (gw === undefined) process.exit(0);
     // A second signal (or the primary gone) cuts the delay short.
     if (stopping !== undefined || signal !== 'SIGTERM') void gw.close();
@@ -46,15 +47,15 @@ export async function runWorker(): Promise<void> {
       .then(() => gw.logger.flush())
       .then(() => process.exit(0));
   };
-  primary.handle('health', (body) => gateway?.adoptHealth(body as PoolHealth));
-  primary.handle('holds', (body) => gateway?.adoptHolds(body as ReadonlyMap<string, NodeHoldRecord>));
-  primary.handle('keys', (body) => gateway?.store.sync(body as StoreChange));
+  primary.handle('health', (body) => state.gateway?.adoptHealth(body as PoolHealth));
+  primary.handle('holds', (body) => state.gateway?.adoptHolds(body as ReadonlyMap<string, NodeHoldRecord>));
+  primary.handle('keys', (body) => state.gateway?.store.sync(body as StoreChange));
   primary.handle('reload', async (body) => {
     const next = body as GatewayConfig;
     await loadChainPlugins(next);
-    await gateway?.apply(next);
+    await state.gateway?.apply(next);
   });
-  primary.handle('metrics', async () => metricsJson(gateway));
+  primary.handle('metrics', async () => metricsJson(state.gateway));
   primary.handle('shutdown', (body) => stop(body === 'SIGINT' ? 'SIGINT' : 'SIGTERM'));
   // The primary is gone: nothing shared is left to ask; stop at once.
   process.on('disconnect', () => {
@@ -66,7 +67,8 @@ export async function runWorker(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   const config = await primary.request<GatewayConfig>('config');
   await loadChainPlugins(config);
-  gateway = await Gateway.start(config, { cluster: { role: 'worker', primary } });
+  const gateway = await Gateway.start(config, { cluster: { role: 'worker', primary } });
+  state.gateway = gateway;
   const ready: WorkerReady = { url: gateway.url, grpcAddress: gateway.grpcAddress, pid: process.pid };
   primary.note('ready', ready);
 }
