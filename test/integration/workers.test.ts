@@ -7,6 +7,7 @@
 
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -18,6 +19,7 @@ import { Metrics } from '../../src/metrics/metrics.js';
 import { checkAll } from '../support/dashboards.js';
 import { configYaml, get } from '../support/harness.js';
 import { parseExposition } from '../support/promql.js';
+import { deleteUnderPrefix } from '../support/redis.js';
 import { RpcSocket, refusal, wsUrl } from '../support/ws-client.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -389,6 +391,77 @@ describe('server.workers: 2', function () {
       usage: Record<string, Array<{ calls: number; limited: number }>>;
     };
     expect(usage.usage[quotaKey.id]?.[0]).to.include({ calls: 20, limited: 40 });
+  });
+});
+
+describe('server.workers: 2 on the Redis store', function () {
+  this.timeout(120_000);
+  const prefix = `nrtest:${randomBytes(4).toString('hex')}:`;
+  let devnet: Devnet;
+  let dir: string;
+  let served: Served;
+
+  before(async () => {
+    devnet = await startDevnet([{ network: 'l1', family: 'evm', name: 'r-full-1', role: 'full' }], { blockTimeMs: 0, noControl: true });
+    dir = await mkdtemp(join(tmpdir(), 'noderouter-workers-redis-'));
+    const file = join(dir, 'gateway.yaml');
+    await writeFile(
+      file,
+      configYaml(
+        [{ name: 'l1', plugin: 'evm', path: '/l1', nodes: [{ name: 'r-full-1', role: 'full' }] }],
+        new Map([['r-full-1', devnet.node('r-full-1').url]]),
+        {
+          tiers: TIERS,
+          storeYaml: `{ kind: redis, url: "redis://127.0.0.1:6379", prefix: "${prefix}", timeoutMs: 500 }`,
+          probeIntervalMs: 600_000,
+          adminToken: TOKEN,
+          serverYaml: 'workers: 2, shutdownDelayMs: 0',
+          logYaml: '{ level: info }',
+        },
+      ),
+    );
+    served = await serve(['--config', file]);
+  });
+  after(async () => {
+    if (served !== undefined && served.child.exitCode === null) {
+      served.child.kill('SIGINT');
+      await served.exited;
+    }
+    await devnet.close();
+    await rm(dir, { recursive: true, force: true });
+    await deleteUnderPrefix(prefix);
+  });
+
+  it('holds a key to its quota exactly through Redis, and refuses it on every worker once revoked', async () => {
+    const made = (await admin(served, 'POST', '/admin/keys', { account: 'redis-quota', tier: 'quota' })).json as {
+      key: string;
+      record: { id: string };
+    };
+    const since = served.out().length;
+    const answers = await hammer(60, 12, () => call(`${served.url}/l1`, CALL, { apikey: made.key }));
+    expect([count(answers, 200), count(answers, 429)]).to.deep.equal([20, 40]);
+    expect([...(await workersLogging(served, 60, since))].sort()).to.deep.equal([0, 1]);
+    const usage = (await admin(served, 'GET', `/admin/keys/${made.record.id}/usage`)).json as {
+      usage: Array<{ calls: number; limited: number }>;
+    };
+    expect(usage.usage.map((r) => [r.calls, r.limited])).to.deep.equal([[20, 40]]);
+    const other = (await admin(served, 'POST', '/admin/keys', { account: 'redis-revoked', tier: 'enterprise' })).json as {
+      key: string;
+      record: { id: string };
+    };
+    expect(count(await hammer(20, 4, () => call(`${served.url}/l1`, CALL, { apikey: other.key })), 200)).to.equal(20);
+    await admin(served, 'POST', `/admin/keys/${other.record.id}/revoke`);
+    expect(count(await hammer(20, 4, () => call(`${served.url}/l1`, CALL, { apikey: other.key })), 401)).to.equal(20);
+  });
+
+  it('holds a key to its WebSocket connection cap through Redis', async () => {
+    const made = (await admin(served, 'POST', '/admin/keys', { account: 'redis-sockets', tier: 'socket' })).json as { key: string };
+    const headers = { apikey: made.key };
+    const a = await RpcSocket.open(`${wsUrl(served.url)}/l1`, { headers });
+    const b = await RpcSocket.open(`${wsUrl(served.url)}/l1`, { headers });
+    for (let i = 0; i < 4; i++) expect((await refusal(`${wsUrl(served.url)}/l1`, headers)).status).to.equal(429);
+    await a.close();
+    await b.close();
   });
 });
 
