@@ -65,6 +65,8 @@ export async function runWorker(): Promise<void> {
   // Ctrl-C reaches the whole process group: each worker stops as the primary tells it.
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // Reloads come from the primary (it validates once); a hangup of the terminal is not a reason to exit.
+  process.on('SIGHUP', () => undefined);
   const config = await primary.request<GatewayConfig>('config');
   await loadChainPlugins(config);
   const gateway = await Gateway.start(config, { cluster: { role: 'worker', primary } });
