@@ -48,6 +48,11 @@ interface Slot {
   timer: NodeJS.Timeout | undefined;
 }
 
+/** How long to wait before forking a worker again after `failures` deaths in a row: none after the first, then doubling to a cap. */
+export function restartDelay(failures: number): number {
+  return failures === 0 ? 0 : Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** (failures - 1));
+}
+
 function timeout<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
   return new Promise((resolve) => {
     const t = setTimeout(() => resolve(undefined), ms);
@@ -189,7 +194,7 @@ export class ClusterPrimary {
 
   private restart(s: Slot, code: number | null, signal: string | null): void {
     if (Date.now() - s.startedAt >= STABLE_MS) s.failures = 0;
-    const delay = s.failures === 0 ? 0 : Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** (s.failures - 1));
+    const delay = restartDelay(s.failures);
     s.failures++;
     this.restarts.inc({ reason: signal === null ? 'exit' : 'signal' });
     this.gateway.logger.error('worker died; forking it again', {
