@@ -24,14 +24,24 @@ export interface RuntimeOptions {
   readonly json: JsonLimits;
   readonly maxResponseBytes: number;
   readonly caches: { readonly memory: CacheStore; readonly redis: CacheStore | undefined };
+  /** False in a cluster's worker: its pools take the health the primary's probers decide. */
+  readonly probes: boolean;
+  /** Told after every probe round (a cluster's primary sends the pool's health to the workers). */
+  readonly judged?: (pool: NodePool) => void;
 }
 
 /** `maxBatch`: the largest batch any tier allows (the JSON-RPC parser stops counting past it). */
-export function runtimeOptions(server: ServerConfig, caches: RuntimeOptions['caches'], maxBatch = Infinity): RuntimeOptions {
+export function runtimeOptions(
+  server: ServerConfig,
+  caches: RuntimeOptions['caches'],
+  maxBatch = Infinity,
+  probing: Pick<RuntimeOptions, 'probes' | 'judged'> = { probes: true },
+): RuntimeOptions {
   return {
     json: { maxDepth: server.maxJsonDepth, maxMethodLength: server.maxMethodLength, maxBatch },
     maxResponseBytes: server.maxResponseBytes,
     caches,
+    ...probing,
   };
 }
 
@@ -165,6 +175,7 @@ export function createChainRuntime(
       if (cache !== undefined) for (const n of p.nodes) if (n.inRotation) cache.observeHead(n.head, n.headHash);
       // Subscriptions leave nodes that lag or left rotation as soon as a round says so.
       subscriptions?.check();
+      limits.judged?.(p);
     },
   });
   return {

@@ -85,7 +85,7 @@ export class ChainSet {
       const old = previous.get(c.name);
       if (old !== undefined && !rebuildAll && sameConfig(old.config, c)) return old;
       const rt = createChainRuntime(c, loadedPlugin(c.plugin), metrics, logger, options, rebuildAll ? undefined : old);
-      rt.prober.start();
+      if (options.probes) rt.prober.start();
       return rt;
     });
     this.set(chains);

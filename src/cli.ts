@@ -3,6 +3,7 @@
 // ./config/gateway.yaml, else the one shipped with the package). Output that scripts
 // read (the new key, the sign-in link) is always the last line.
 
+import cluster from 'node:cluster';
 import { existsSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { readFile } from 'node:fs/promises';
@@ -16,6 +17,8 @@ import { ConfigError, loadConfig } from './config/load.js';
 import { describeDuration, parseDuration } from './config/duration.js';
 import { REDACTED, redactUrl } from './config/redact.js';
 import type { GatewayConfig } from './config/types.js';
+import { ClusterPrimary } from './cluster/primary.js';
+import { runWorker } from './cluster/worker.js';
 import { startConfigDevnet } from './devnet-from-config.js';
 import { Gateway } from './gateway.js';
 import { keyView } from './http/key-view.js';
@@ -67,9 +70,15 @@ function out(line = ''): void {
 }
 
 async function serve(args: ParsedArgs): Promise<number> {
+  // A worker of a cluster: its config comes from the primary.
+  if (cluster.isWorker) {
+    await runWorker();
+    return new Promise<number>(() => undefined);
+  }
   const config = await loadConfig(defaultConfigPath(option(args, 'config')));
   const devnet = args.options.has('devnet') ? await startConfigDevnet(config) : undefined;
-  const gateway = await Gateway.start(config);
+  const primary = config.server.workers > 1 ? await ClusterPrimary.start(config) : undefined;
+  const gateway = primary?.gateway ?? (await Gateway.start(config));
   let demoKey: string | undefined;
   let demoLink: string | undefined;
   if (devnet !== undefined) {
@@ -79,6 +88,7 @@ async function serve(args: ParsedArgs): Promise<number> {
   }
   out('');
   out(`noderouter is serving ${gateway.url} (admin ${gateway.adminUrl})`);
+  if (primary !== undefined) out(`workers: ${config.server.workers} (pids ${primary.pids().join(' ')})`);
   if (gateway.dashboardUrl !== '') out(`dashboard: ${gateway.dashboardUrl}`);
   if (devnet?.controlUrl !== undefined) out(`devnet control: ${devnet.controlUrl}`);
   out('endpoints:');
@@ -106,14 +116,25 @@ async function serve(args: ParsedArgs): Promise<number> {
     out(`demo account sign-in link (works once, ${describeDuration(config.dashboard.signinTokenTtlMs)}):`);
     out(`  ${demoLink}`);
   }
-  process.on('SIGHUP', () => void gateway.reload());
-  const unwatch = watchConfig(config.file, () => void gateway.reload());
+  const reload = (): void => void (primary === undefined ? gateway.reload() : primary.reload());
+  process.on('SIGHUP', reload);
+  const unwatch = watchConfig(config.file, reload);
   // SIGTERM (an orchestrator) waits server.shutdownDelayMs with readiness 503 before it
   // stops accepting; SIGINT (Ctrl-C) and a second signal stop accepting at once.
   let stopping: Promise<void> | undefined;
   const stop = (signal: 'SIGINT' | 'SIGTERM'): void => {
     unwatch();
     gateway.logger.info('shutting down', { event: 'signal', signal });
+    if (primary !== undefined) {
+      // Every worker drains as this process would; the shared state closes after the last.
+      if (stopping !== undefined) void primary.stop('SIGINT');
+      stopping ??= primary
+        .stop(signal)
+        .then(() => devnet?.close())
+        .then(() => gateway.logger.flush())
+        .then(() => process.exit(0));
+      return;
+    }
     if (stopping !== undefined || signal === 'SIGINT') void gateway.close();
     stopping ??= (signal === 'SIGTERM' ? gateway.shutdown() : gateway.close())
       .then(() => devnet?.close())

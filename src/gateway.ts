@@ -14,7 +14,12 @@ import { SigninThrottle } from './accounts/signin-throttle.js';
 import { KeyCache } from './auth/key-cache.js';
 import type { KeyStore } from './auth/key-store.js';
 import { MemoryCacheStore, RedisCacheStore } from './cache/cache-store.js';
-import { closeChainRuntime, largestBatch, runtimeOptions, type ChainRuntime } from './chain-runtime.js';
+import { closeChainRuntime, largestBatch, runtimeOptions, type ChainRuntime, type RuntimeOptions } from './chain-runtime.js';
+import type { StoreChange } from './auth/key-store.js';
+import type { Channel } from './cluster/channel.js';
+import { PushedHoldStore } from './cluster/shared-holds.js';
+import type { PoolHealth } from './pool/pool.js';
+import type { NodeHoldRecord } from './store/hold-store.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import type { GatewayConfig, ServerConfig } from './config/types.js';
 import { CallAccess } from './exec/access.js';
@@ -46,6 +51,28 @@ export interface GatewayOptions {
   readonly now?: () => number;
   /** Wait at most this long for the first health probes before serving. */
   readonly firstProbeWaitMs?: number;
+  /** Its part in a cluster (server.workers > 1, src/cluster/); absent: the one process serving everything. */
+  readonly cluster?: ClusterRole;
+}
+
+/**
+ * A cluster's primary keeps the shared state (limits, usage, slots, holds, key writes),
+ * the one prober per chain and the admin listener, and serves no traffic; a worker
+ * serves traffic and asks the primary for the rest.
+ */
+export type ClusterRole =
+  { readonly role: 'primary'; readonly hooks: PrimaryHooks } | { readonly role: 'worker'; readonly primary: Channel };
+
+/** How a cluster's primary tells its workers. */
+export interface PrimaryHooks {
+  /** After every probe round: the pool's health. */
+  health(health: PoolHealth): void;
+  /** The holds in force changed: awaited before an operator's change returns. */
+  holds(holds: ReadonlyMap<string, NodeHoldRecord>): Promise<void>;
+  /** A key changed here: awaited before the change returns. */
+  keys(change: StoreChange): Promise<void>;
+  /** The /metrics text: every worker's series with this process's. */
+  scrape(): Promise<string>;
 }
 
 /** What the request path shares: who is calling, and the call path. */
@@ -94,40 +121,65 @@ export class Gateway {
     private readonly logFile: RotatingFile | undefined,
     /** Operators' holds on nodes, applied to the chain runtimes by name. */
     readonly holds: NodeHolds,
+    /** Who probes this gateway's pools (a cluster's worker takes the primary's health). */
+    private readonly probing: Probing,
   ) {
     this.proxies = new TrustedProxies(config.server.trustedProxies);
   }
 
   static async start(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
+    const worker = options.cluster?.role === 'worker' ? workerIndex() : undefined;
+    const logPath = config.log.file === undefined || worker === undefined ? config.log.file : workerLogPath(config.log.file, worker);
     const logFile =
-      options.logger === undefined && config.log.file !== undefined
-        ? await RotatingFile.open(config.log.file, config.log.maxBytes, config.log.files)
+      options.logger === undefined && logPath !== undefined
+        ? await RotatingFile.open(logPath, config.log.maxBytes, config.log.files)
         : undefined;
-    const logger = options.logger ?? createLogger(config.log.level, logFile ?? process.stdout, { batchMs: 100 });
+    const logger =
+      options.logger ??
+      createLogger(config.log.level, logFile ?? process.stdout, {
+        batchMs: 100,
+        worker,
+      });
     const now = options.now ?? Date.now;
     const metrics = new Metrics();
+    const cluster = options.cluster;
+    const hooks = cluster?.role === 'primary' ? cluster.hooks : undefined;
+    const primary = cluster?.role === 'worker' ? cluster.primary : undefined;
     const services = await openServices(config, {
+      primary,
       live: true,
       now,
       onHealth: (up) =>
         logger[up ? 'info' : 'error'](up ? 'store reachable' : 'store unreachable', { event: 'store', kind: config.store.kind, up }),
       onFallback: () => metrics.storeFallbacks.inc({ policy: config.store.onFailure }),
     });
+    if (hooks !== undefined) services.bundle.keys.announceTo((change) => hooks.keys(change));
     const caches = cacheStores(config, services);
-    const built = runtimeOptions(config.server, caches, largestBatch(config));
+    const probing: Probing = {
+      probes: primary === undefined,
+      judged: hooks === undefined ? undefined : (pool) => hooks.health(pool.health()),
+    };
+    const built = runtimeOptions(config.server, caches, largestBatch(config), probing);
     const chains = new ChainSet(chainRuntimes(config, metrics, logger, built), built);
     const holds = await NodeHolds.open(services.bundle.holds, () => chains.all, logger, {
-      // A shared store is read again now and then, in case an announcement was lost.
-      refreshMs: config.store.kind === 'redis' ? HOLDS_REFRESH_MS : 0,
+      // A shared store is read again now and then, in case an announcement was lost (a worker's holds are pushed).
+      refreshMs: config.store.kind === 'redis' && primary === undefined ? HOLDS_REFRESH_MS : 0,
       now,
+      announce: hooks?.holds,
     });
     holds.apply();
-    const gw = new Gateway(config, logger, metrics, services, caches, chains, now, logFile, holds);
+    const gw = new Gateway(config, logger, metrics, services, caches, chains, now, logFile, holds, probing);
     gw.watch();
-    const calls = gw.callParts();
     gw.tracing = startTracing(config.tracing, metrics, logger);
-    await gw.startAdmin();
-    await gw.firstProbes(options.firstProbeWaitMs ?? 3_000);
+    if (primary === undefined) await gw.startAdmin(hooks?.scrape);
+    if (primary === undefined) await gw.firstProbes(options.firstProbeWaitMs ?? 3_000);
+    if (hooks !== undefined) {
+      // The primary serves no traffic; it is ready when its workers are (markReady).
+      logger.info('cluster primary started', { event: 'start', admin: gw.adminUrl, chains: chains.all.length });
+      return gw;
+    }
+    const calls = gw.callParts(primary);
+    if (primary !== undefined) await gw.takeFromPrimary(primary);
     await gw.startTraffic(calls);
     if (chains.grpc().size > 0) await gw.startGrpc(calls);
     gw.lifecycle = 'ready';
@@ -170,7 +222,46 @@ export class Gateway {
     metrics.watchInFlight(() => chains.all.map((c) => [c.name, c.load.inFlight] as const));
   }
 
-  private callParts(): CallParts {
+  /** A cluster's primary: every worker is listening. */
+  markReady(): void {
+    if (this.lifecycle === 'starting') this.lifecycle = 'ready';
+  }
+
+  /** A cluster's primary: where its workers serve (endpoints and the dashboard show it). */
+  serving(url: string, grpcAddress: string): void {
+    this.url = url;
+    this.grpcAddress = grpcAddress;
+  }
+
+  /** A cluster's primary while its workers drain: readiness says 503; close() follows when they are gone. */
+  drain(): void {
+    this.lifecycle = 'draining';
+    this.logger.info('draining: readiness is 503, workers finish what they serve', { event: 'drain' });
+  }
+
+  /** A cluster's worker before it serves: the health and holds the primary holds now. */
+  private async takeFromPrimary(primary: Channel): Promise<void> {
+    const [health, holds] = await Promise.all([
+      primary.request<PoolHealth[]>('health.all'),
+      primary.request<Map<string, NodeHoldRecord>>('holds.all'),
+    ]);
+    for (const h of health) this.adoptHealth(h);
+    await this.adoptHolds(holds);
+  }
+
+  /** A cluster's worker: health the primary's prober decided. */
+  adoptHealth(health: PoolHealth): void {
+    this.chains.byName(health.chain)?.prober.adopt(health);
+  }
+
+  /** A cluster's worker: the holds the primary has in force. */
+  async adoptHolds(holds: ReadonlyMap<string, NodeHoldRecord>): Promise<void> {
+    const store = this.services.bundle.holds;
+    if (store instanceof PushedHoldStore) store.take(holds);
+    await this.holds.refresh();
+  }
+
+  private callParts(primary?: Channel): CallParts {
     const { config, metrics, services, now } = this;
     const store = services.bundle.keys;
     const keyCache = new KeyCache(
@@ -192,13 +283,14 @@ export class Gateway {
       now,
       trustedProxies: () => this.proxies,
       metrics,
-      touch: (id, at) => store.touch(id, at),
+      // A worker's last uses are written by the primary (one writer of the file).
+      touch: primary === undefined ? (id, at) => store.touch(id, at) : (id, at) => primary.note('keys.touch', [id, at]),
     });
     return { keyCache, access, identifier, path: new CallPath(access, metrics) };
   }
 
   /** The admin listener first, so readiness answers 503 while the first probes run; the dashboard on it or on its own. */
-  private async startAdmin(): Promise<void> {
+  private async startAdmin(scrape?: () => Promise<string>): Promise<void> {
     const { config, services } = this;
     const dashboard = config.dashboard.enabled ? await this.dashboardDeps() : undefined;
     const onOwnPort = dashboard !== undefined && config.dashboard.port !== undefined;
@@ -211,6 +303,7 @@ export class Gateway {
       keyChanges: keyChangeGuard(services.bundle.limiter, () => this.config.keys),
       limiter: services.bundle.limiter,
       holds: this.holds,
+      scrape,
       adminToken: config.admin.token,
       maxBodyBytes: 64 * 1024,
       dashboard: dashboard === undefined || onOwnPort ? undefined : dashboardMiddleware(dashboard),
@@ -357,16 +450,32 @@ export class Gateway {
   }
 
   private async doReload(): Promise<boolean> {
-    let next: GatewayConfig;
+    const next = await this.readConfig();
+    if (next === undefined) return false;
+    await this.apply(next);
+    return true;
+  }
+
+  /** The config file read and validated whole; undefined (logged, counted) when it is refused. */
+  async readConfig(): Promise<GatewayConfig | undefined> {
     try {
-      next = await loadConfig(this.config.file);
+      return await loadConfig(this.config.file);
     } catch (err) {
       this.metrics.configReloads.inc({ result: 'failed' });
       const problems = err instanceof ConfigError ? err.problems.join('; ') : (err as Error).message;
       this.logger.error('config reload refused; the previous config keeps serving', { event: 'reload', ok: false, problems });
-      return false;
+      return undefined;
     }
-    const retired = this.chains.replace(next, this.metrics, this.logger, runtimeOptions(next.server, this.caches, largestBatch(next)));
+  }
+
+  /** Swap in a validated config (a cluster's primary validates once and sends it to every worker). */
+  async apply(next: GatewayConfig): Promise<void> {
+    const retired = this.chains.replace(
+      next,
+      this.metrics,
+      this.logger,
+      runtimeOptions(next.server, this.caches, largestBatch(next), this.probing),
+    );
     // Kept nodes keep their holds; nodes of rebuilt runtimes get theirs by name, before any call reaches them.
     this.holds.apply();
     if (this.grpc === undefined && this.chains.grpc().size > 0) {
@@ -388,7 +497,6 @@ export class Gateway {
     await Promise.all(retired.map(([old, successor]) => closeChainRuntime(old, successor)));
     this.metrics.configReloads.inc({ result: 'ok' });
     this.logger.info('config reloaded', { event: 'reload', ok: true, chains: this.chains.all.length, replaced: retired.length });
-    return true;
   }
 
   /**
@@ -463,6 +571,20 @@ function cacheStores(config: GatewayConfig, services: Services): CacheStores {
 }
 
 const HOLDS_REFRESH_MS = 30_000;
+
+/** A worker's own log file beside the configured one (`gateway.log` → `gateway.worker-0.log`): one writer rotates each file. */
+function workerLogPath(file: string, worker: number): string {
+  const dot = file.lastIndexOf('.');
+  return dot > file.lastIndexOf('/') ? `${file.slice(0, dot)}.worker-${worker}${file.slice(dot)}` : `${file}.worker-${worker}`;
+}
+
+/** A cluster's worker slot (0..workers-1), as its primary forked it. */
+function workerIndex(): number | undefined {
+  const n = Number(process.env.NODEROUTER_WORKER);
+  return Number.isInteger(n) ? n : undefined;
+}
+
+type Probing = Pick<RuntimeOptions, 'probes' | 'judged'>;
 
 const RESTART_ONLY = ['host', 'port', 'adminHost', 'adminPort', 'grpcHost', 'grpcPort', 'maxHeaderBytes'] as const;
 const DASHBOARD_RESTART_ONLY = ['enabled', 'host', 'port', 'publicUrl', 'trustProxy'] as const;

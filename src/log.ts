@@ -111,10 +111,14 @@ export interface LoggerOptions {
    * turn. The gateway's own log waits up to 100 ms.
    */
   readonly batchMs?: number;
+  /** A cluster's worker (0..workers-1): every line says which worker wrote it. */
+  readonly worker?: number;
 }
 
 export function createLogger(level: LogLevel, out: LogOutput = process.stdout, options: LoggerOptions = {}): Logger {
   const batchMs = options.batchMs ?? 0;
+  const worker = options.worker;
+  const tagged = worker === undefined ? undefined : `{"worker":${worker},`;
   let pending = '';
   let scheduled = false;
   const flush = (): void => {
@@ -135,7 +139,7 @@ export function createLogger(level: LogLevel, out: LogOutput = process.stdout, o
   };
   const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: LogFields): void => {
     if (ORDER[lvl] < ORDER[logger.level]) return;
-    append(`${JSON.stringify({ time: isoNow(), level: lvl, msg, ...fields })}\n`, lvl === 'warn' || lvl === 'error');
+    append(`${JSON.stringify({ time: isoNow(), level: lvl, msg, worker, ...fields })}\n`, lvl === 'warn' || lvl === 'error');
   };
   const logger: Logger = {
     level,
@@ -145,7 +149,9 @@ export function createLogger(level: LogLevel, out: LogOutput = process.stdout, o
     warn: (m, f) => write('warn', m, f),
     error: (m, f) => write('error', m, f),
     request: (f) => {
-      if (ORDER.info >= ORDER[logger.level]) append(requestLine(f), false);
+      if (ORDER.info < ORDER[logger.level]) return;
+      const line = requestLine(f);
+      append(tagged === undefined ? line : tagged + line.slice(1), false);
     },
     flush: () => {
       flush();

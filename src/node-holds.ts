@@ -43,6 +43,8 @@ export interface NodeHoldsOptions {
   /** Re-read every hold this often (a shared store); 0: never. */
   readonly refreshMs: number;
   readonly now: () => number;
+  /** Told every change of the holds in force, awaited before an operator's change returns (a cluster's workers). */
+  readonly announce?: (holds: ReadonlyMap<string, NodeHoldRecord>) => Promise<void>;
 }
 
 export class NodeHolds {
@@ -54,6 +56,7 @@ export class NodeHolds {
     private readonly runtimes: () => readonly ChainRuntime[],
     private readonly logger: Logger,
     private readonly now: () => number,
+    private readonly announce: NodeHoldsOptions['announce'],
   ) {}
 
   static async open(
@@ -62,11 +65,16 @@ export class NodeHolds {
     logger: Logger,
     options: NodeHoldsOptions,
   ): Promise<NodeHolds> {
-    const h = new NodeHolds(store, runtimes, logger, options.now);
+    const h = new NodeHolds(store, runtimes, logger, options.now, options.announce);
     h.holds = await store.all();
     store.onChange(() => void h.refresh());
     if (options.refreshMs > 0) h.timer = setInterval(() => void h.refresh(), options.refreshMs).unref();
     return h;
+  }
+
+  /** Every hold in force, by "chain/node". */
+  get all(): ReadonlyMap<string, NodeHoldRecord> {
+    return this.holds;
   }
 
   get(chain: string, node: string): NodeHoldRecord | undefined {
@@ -113,6 +121,7 @@ export class NodeHolds {
       throw new HoldError('STORE_UNAVAILABLE', 'the store did not take the change; nothing was changed, try again');
     }
     this.update(id, next);
+    await this.announce?.(this.holds).catch(() => undefined);
     return this.view(chain, node, known);
   }
 
@@ -150,6 +159,7 @@ export class NodeHolds {
     }
     this.holds = all;
     this.apply();
+    await this.announce?.(all).catch(() => undefined);
   }
 
   close(): void {

@@ -5,7 +5,7 @@
 import { AccountService, type AccountRules } from './accounts/account-service.js';
 import { KeyService } from './auth/key-service.js';
 import type { GatewayConfig } from './config/types.js';
-import { openStore, type StoreBundle } from './store/open-store.js';
+import { openStore, type OpenStoreOptions, type StoreBundle } from './store/open-store.js';
 
 export interface Services {
   readonly bundle: StoreBundle;
@@ -19,6 +19,8 @@ export interface ServicesOptions {
   readonly now?: () => number;
   readonly onHealth?: (up: boolean) => void;
   readonly onFallback?: (err: unknown) => void;
+  /** In a cluster's worker: the link to the primary (store/open-store.ts). */
+  readonly primary?: OpenStoreOptions['primary'];
 }
 
 export function accountRules(config: GatewayConfig): AccountRules {

@@ -138,6 +138,11 @@ export class FileKeyBackend implements KeyBackend {
     return this.refreshing;
   }
 
+  /** A fresh read, whatever the file's version says (another process of the cluster just wrote it). */
+  async reread(): Promise<void> {
+    await this.refresh(true);
+  }
+
   async byHash(hash: string): Promise<KeyRecord | undefined> {
     const found = this.byHashIndex.get(hash);
     if (found !== undefined) return found;

@@ -42,6 +42,8 @@ export interface KeyBackend {
   announce(change: StoreChange): Promise<void>;
   /** Changes other processes made. */
   onChange(listener: (change: StoreChange) => void): void;
+  /** Read again now what may have changed (a file's index); a backend that always reads through has nothing to do. */
+  reread(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -62,6 +64,7 @@ const COMMIT_ATTEMPTS = 50;
 
 export class KeyRepository implements KeyStore {
   private readonly listeners: Array<(c: StoreChange) => void> = [];
+  private readonly announcers: Array<(c: StoreChange) => Promise<void>> = [];
   /** Last uses not yet given to the backend. */
   private touched = new Map<string, number>();
   private readonly timer: NodeJS.Timeout | undefined;
@@ -145,6 +148,15 @@ export class KeyRepository implements KeyStore {
     this.listeners.push(listener);
   }
 
+  announceTo(announce: (change: StoreChange) => Promise<void>): void {
+    this.announcers.push(announce);
+  }
+
+  async sync(change: StoreChange): Promise<void> {
+    await this.backend.reread();
+    this.emit(change);
+  }
+
   async close(): Promise<void> {
     if (this.timer !== undefined) clearInterval(this.timer);
     await this.flushTouches();
@@ -194,6 +206,7 @@ export class KeyRepository implements KeyStore {
     this.emit(change);
     // Written is written: a lost announcement is covered by the caches' TTL.
     await this.backend.announce(change).catch(() => undefined);
+    await Promise.all(this.announcers.map((a) => a(change).catch(() => undefined)));
   }
 
   private emit(change: StoreChange): void {

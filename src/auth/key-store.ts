@@ -101,6 +101,13 @@ export interface KeyStore {
   /** Record last use (may be batched by the backend). */
   touch(id: string, at: number): void;
   onChange(listener: (change: StoreChange) => void): void;
+  /**
+   * Also tell `announce` of every change this process makes, awaited before the change
+   * returns (the primary of a cluster tells its workers: revoked on their next request).
+   */
+  announceTo(announce: (change: StoreChange) => Promise<void>): void;
+  /** Another process of this cluster made `change`: read the backend again, then tell the listeners. */
+  sync(change: StoreChange): Promise<void>;
   close(): Promise<void>;
 }
 

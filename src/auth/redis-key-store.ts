@@ -102,6 +102,10 @@ export class RedisKeyBackend implements KeyBackend {
     for (const l of this.listeners) l(change);
   }
 
+  async reread(): Promise<void> {
+    // Every read goes to Redis.
+  }
+
   async announce(change: StoreChange): Promise<void> {
     await this.redis.publish(`${this.prefix}changes`, JSON.stringify({ origin: this.origin, ...change }));
   }

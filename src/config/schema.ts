@@ -2,6 +2,7 @@
 // and nowhere else; every problem names its path and what would be accepted.
 
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { isAbsolute, resolve, dirname } from 'node:path';
 import { DEFAULT_JSONRPC_LIMITS } from '../jsonrpc/envelope.js';
 import type { ChainPlugin, VerifyMode } from '../plugin/contract.js';
@@ -43,6 +44,7 @@ const SERVER = [
   'grpcMaxConcurrentStreams',
   'cors',
   'trustedProxies',
+  'workers',
 ] as const;
 const TIER = [
   'rate',
@@ -572,6 +574,7 @@ export function validateConfig(
       grpcMaxConcurrentStreams: r.int(s.grpcMaxConcurrentStreams, 'server.grpcMaxConcurrentStreams', 100, 1, 10_000),
       cors,
       trustedProxies: readTrustedProxies(r, s.trustedProxies),
+      workers: readWorkers(r, s.workers),
     },
     log: readLog(r, top.log, base),
     tracing: readTracing(r, top.tracing),
@@ -614,4 +617,10 @@ function deepFreeze<T>(v: T): T {
     for (const child of Object.values(v as object)) deepFreeze(child);
   }
   return v;
+}
+
+/** `server.workers`: a count, or `auto` (one per core this process may use). */
+function readWorkers(r: Reader, v: unknown): number {
+  if (v === 'auto') return availableParallelism();
+  return r.int(v, 'server.workers', 1, 1, 1024);
 }

@@ -57,6 +57,11 @@ export interface ServerConfig {
    * right-most X-Forwarded-For entry that is not one of them.
    */
   readonly trustedProxies: readonly string[];
+  /**
+   * Processes serving traffic (`auto` in the file: one per core). 1: this process alone;
+   * more: a primary process forks them and they share the listeners (src/cluster/).
+   */
+  readonly workers: number;
 }
 
 /** Origins pages may call an endpoint from: `*` (any), exact origins or `https://*.example.com`, canonical; [] none. */

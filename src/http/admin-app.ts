@@ -20,6 +20,8 @@ export type Lifecycle = 'starting' | 'ready' | 'draining';
 export interface AdminAppDeps {
   readonly chains: () => readonly ChainRuntime[];
   readonly metrics: Metrics;
+  /** The /metrics text when it is not this registry's alone (a cluster's primary adds every worker's series). */
+  readonly scrape?: (() => Promise<string>) | undefined;
   readonly lifecycle: () => Lifecycle;
   readonly store: () => { kind: string; up: boolean; policy: string };
   readonly keys: KeyService;
@@ -112,7 +114,7 @@ export function createAdminApp(deps: AdminAppDeps): Koa {
   });
   router.get('/metrics', async (ctx) => {
     ctx.type = deps.metrics.registry.contentType;
-    ctx.body = await deps.metrics.registry.metrics();
+    ctx.body = deps.scrape === undefined ? await deps.metrics.registry.metrics() : await deps.scrape();
   });
 
   mountKeyApi(router, {

@@ -3,7 +3,7 @@
 // tier, reason): never a key, account, address or URL. Node state gauges are read
 // from the live pools at scrape time, so they are never stale or half-updated.
 
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Aggregator } from 'prom-client';
 import type { NodePool } from '../pool/pool.js';
 import { FastCounter, FastHistogram } from './fast-series.js';
 
@@ -254,17 +254,25 @@ export class Metrics {
       name: 'noderouter_store_up',
       help: 'Whether the key and limits store answers (1) or not (0); the file store is always up.',
       registers: [this.registry],
+      aggregator: 'min',
       collect() {
         this.set(storeUp() ? 1 : 0);
       },
     });
     collectDefaultMetrics({ register: this.registry, prefix: 'noderouter_' });
-    const nodeGauge = (name: string, help: string, read: (pool: NodePool) => Array<[string, number | undefined]>): void => {
+    // In a cluster, node state is the primary's probers' (workers only copy it): 'first' is the primary's.
+    const nodeGauge = (
+      name: string,
+      help: string,
+      read: (pool: NodePool) => Array<[string, number | undefined]>,
+      aggregator: Aggregator = 'first',
+    ): void => {
       new Gauge({
         name,
         help,
         labelNames: ['chain', 'node'] as const,
         registers: [this.registry],
+        aggregator,
         collect() {
           this.reset();
           for (const pool of pools()) {
@@ -278,6 +286,7 @@ export class Metrics {
       help: 'The head calls at the latest state are served at, per chain: the highest block a majority of nodes in rotation hold; it never goes back.',
       labelNames: ['chain'] as const,
       registers: [this.registry],
+      aggregator: 'max',
       collect() {
         this.reset();
         for (const pool of pools()) if (pool.servedHead !== undefined) this.set({ chain: pool.chain }, pool.servedHead);
@@ -286,8 +295,11 @@ export class Metrics {
     nodeGauge('noderouter_node_up', 'Whether a node is in rotation (1) or out (0): probes pass and it keeps up with the head.', (p) =>
       p.nodes.map((n) => [n.name, n.inRotation ? 1 : 0]),
     );
-    nodeGauge('noderouter_node_head_height', 'Head height a node reported at its last good probe.', (p) =>
-      p.nodes.map((n) => [n.name, n.head]),
+    nodeGauge(
+      'noderouter_node_head_height',
+      'Head height a node reported at its last good probe.',
+      (p) => p.nodes.map((n) => [n.name, n.head]),
+      'max',
     );
     nodeGauge('noderouter_node_lag_blocks', 'Blocks a node is behind the best head of its chain endpoint.', (p) =>
       p.nodes.map((n) => [n.name, n.lag]),
@@ -297,14 +309,19 @@ export class Metrics {
       "An operator's hold on a node: 0 none, 1 cordoned (no new calls), 2 draining (no calls; its subscriptions moved off).",
       (p) => p.nodes.map((n) => [n.name, n.hold === undefined ? 0 : HOLD_VALUE[n.hold]]),
     );
-    nodeGauge('noderouter_breaker_state', 'Circuit breaker state per node: 0 closed, 1 half-open, 2 open.', (p) =>
-      p.nodes.map((n) => [n.name, BREAKER_VALUE[n.breakerState]]),
+    // Each worker has its own breakers: the worst of them.
+    nodeGauge(
+      'noderouter_breaker_state',
+      'Circuit breaker state per node: 0 closed, 1 half-open, 2 open.',
+      (p) => p.nodes.map((n) => [n.name, BREAKER_VALUE[n.breakerState]]),
+      'max',
     );
     new Gauge({
       name: 'noderouter_node_mismatch',
       help: 'Whether a node says something of itself that config or the other nodes contradict (1) or not (0), by chain, node and kind (chain: another chain id, kept out of rotation; role: another role than configured).',
       labelNames: ['chain', 'node', 'kind'] as const,
       registers: [this.registry],
+      aggregator: 'first',
       collect() {
         this.reset();
         for (const pool of pools()) {
@@ -315,8 +332,11 @@ export class Metrics {
         }
       },
     });
-    nodeGauge('noderouter_node_latency_ewma_seconds', 'Smoothed latency of successful calls per node (what least-latency uses).', (p) =>
-      p.nodes.map((n) => [n.name, n.ewmaMs === undefined ? undefined : n.ewmaMs / 1000]),
+    nodeGauge(
+      'noderouter_node_latency_ewma_seconds',
+      'Smoothed latency of successful calls per node (what least-latency uses).',
+      (p) => p.nodes.map((n) => [n.name, n.ewmaMs === undefined ? undefined : n.ewmaMs / 1000]),
+      'average',
     );
   }
 

@@ -8,7 +8,7 @@
 import type { ChainHandler } from '../plugin/contract.js';
 import { Describer, type DescribeEvents } from './describe.js';
 import { checkHeads } from './head-check.js';
-import type { NodePool } from './pool.js';
+import type { NodePool, PoolHealth } from './pool.js';
 import type { PoolNode } from './pool-node.js';
 
 export interface ProbeEvents extends DescribeEvents {
@@ -98,6 +98,12 @@ export class HealthProber {
       }
     }
     this.pool.updateServedHead();
+    this.events.judged?.(this.pool);
+  }
+
+  /** Health decided by the prober of another process (a cluster's primary): taken as if this round had decided it. */
+  adopt(health: PoolHealth): void {
+    this.pool.adoptHealth(health);
     this.events.judged?.(this.pool);
   }
 

@@ -15,6 +15,36 @@ export interface PoolEvents {
   breaker?(pool: NodePool, node: PoolNode, state: 'closed' | 'half-open' | 'open'): void;
 }
 
+/** What probes decided of one node: the part of its state a cluster's primary shares with the workers. */
+export interface NodeHealth {
+  readonly name: string;
+  readonly role: PoolNode['role'];
+  readonly head: number | undefined;
+  readonly earliest: number | undefined;
+  readonly headHash: string | undefined;
+  readonly implausible: string;
+  readonly trustedHead: number | undefined;
+  readonly trustedAt: number;
+  readonly lag: number;
+  readonly consecutiveProbeFailures: number;
+  readonly inRotation: boolean;
+  readonly outReason: string;
+  readonly described: PoolNode['described'];
+  readonly describedAt: number | undefined;
+  readonly wrongChain: string;
+  readonly mismatches: PoolNode['mismatches'];
+}
+
+/** A pool's health after a probe round, as the one prober of a cluster decided it. */
+export interface PoolHealth {
+  readonly chain: string;
+  readonly nodes: readonly NodeHealth[];
+  readonly view: PoolView;
+  readonly headSeenAt: number;
+  readonly servedHead: number | undefined;
+  readonly chainId: string | undefined;
+}
+
 export class NodePool {
   readonly chain: string;
   readonly nodes: readonly PoolNode[];
@@ -110,6 +140,70 @@ export class NodePool {
     if (node.head === undefined || height > node.head) node.head = height;
     if (this.servedHead === undefined || height > this.servedHead) this.servedHead = height;
     return true;
+  }
+
+  /** What the last probe round decided (a cluster's primary sends it to every worker). */
+  health(): PoolHealth {
+    return {
+      chain: this.chain,
+      nodes: this.nodes.map((n) => ({
+        name: n.name,
+        role: n.role,
+        head: n.head,
+        earliest: n.earliest,
+        headHash: n.headHash,
+        implausible: n.implausible,
+        trustedHead: n.trustedHead,
+        trustedAt: n.trustedAt,
+        lag: n.lag,
+        consecutiveProbeFailures: n.consecutiveProbeFailures,
+        inRotation: n.inRotation,
+        outReason: n.outReason,
+        described: n.described,
+        describedAt: n.describedAt,
+        wrongChain: n.wrongChain,
+        mismatches: n.mismatches,
+      })),
+      view: this.currentView,
+      headSeenAt: this.headSeenAt,
+      servedHead: this.servedHead,
+      chainId: this.chainId,
+    };
+  }
+
+  /**
+   * Take the health another process's prober decided (a worker of a cluster probes
+   * nothing itself). Heads this process heard since only ever stay higher; the served
+   * head never goes back. Nodes are matched by name; unknown ones are left alone.
+   */
+  adoptHealth(h: PoolHealth): void {
+    const byName = new Map(h.nodes.map((n) => [n.name, n]));
+    for (const node of this.nodes) {
+      const n = byName.get(node.name);
+      if (n === undefined) continue;
+      node.role = n.role;
+      node.head =
+        node.head !== undefined && n.head !== undefined && node.head > n.head && n.consecutiveProbeFailures === 0 ? node.head : n.head;
+      node.earliest = n.earliest;
+      node.headHash = n.headHash;
+      node.implausible = n.implausible;
+      node.trustedHead = n.trustedHead;
+      node.trustedAt = n.trustedAt;
+      node.lag = n.lag;
+      node.consecutiveProbeFailures = n.consecutiveProbeFailures;
+      node.inRotation = n.inRotation;
+      node.outReason = n.outReason;
+      node.described = n.described;
+      node.describedAt = n.describedAt;
+      node.wrongChain = n.wrongChain;
+      node.mismatches = n.mismatches;
+    }
+    this.currentView = h.view;
+    this.headSeenAt = h.headSeenAt;
+    this.chainId = h.chainId;
+    if (h.servedHead !== undefined && (this.servedHead === undefined || h.servedHead > this.servedHead)) this.servedHead = h.servedHead;
+    const served = this.servedHead;
+    this.aheadOfServed = served !== undefined && this.nodes.some((n) => n.inRotation && n.head !== undefined && n.head > served);
   }
 
   private retains(n: PoolNode, height: number | undefined): boolean {

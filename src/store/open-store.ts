@@ -18,6 +18,9 @@ import { RedisConnectionSlots } from '../quota/redis-connection-slots.js';
 import { RedisLimiter } from '../quota/redis-limiter.js';
 import { usagePathFor } from '../quota/usage-file.js';
 import type { Redis } from 'ioredis';
+import type { Channel } from '../cluster/channel.js';
+import { PushedHoldStore } from '../cluster/shared-holds.js';
+import { IpcConnectionSlots, IpcLimiter } from '../cluster/shared-limits.js';
 import { FileHoldStore, holdsPathFor, RedisHoldStore, type HoldStore } from './hold-store.js';
 import { RedisConnection } from './redis-connection.js';
 
@@ -44,16 +47,22 @@ export interface OpenStoreOptions {
   readonly now?: () => number;
   readonly onHealth?: (up: boolean) => void;
   readonly onFallback?: (err: unknown) => void;
+  /**
+   * In a cluster's worker: the link to the primary, which keeps the memory limits,
+   * usage and WebSocket slots (the file store) and operators' holds (either store).
+   */
+  readonly primary?: Channel;
 }
 
 export async function openStore(config: StoreConfig, options: OpenStoreOptions): Promise<StoreBundle> {
   if (config.kind === 'file') {
     // Key records are stamped in real time (rotation grace, revocation), as operators read them.
     const keys = await openFileKeyStore(config.path, { live: options.live });
-    const limiter = await MemoryLimiter.open(usagePathFor(config.path), options.now);
-    const slots = new MemoryConnectionSlots();
+    const { primary } = options;
+    const limiter = primary !== undefined ? new IpcLimiter(primary) : await MemoryLimiter.open(usagePathFor(config.path), options.now);
+    const slots = primary !== undefined ? new IpcConnectionSlots(primary) : new MemoryConnectionSlots();
     const accounts = await FileAccountStore.open(accountsPathFor(config.path), options.now);
-    const holds = await FileHoldStore.open(holdsPathFor(config.path));
+    const holds = primary !== undefined ? new PushedHoldStore() : await FileHoldStore.open(holdsPathFor(config.path));
     return {
       kind: 'file',
       keys,
@@ -100,10 +109,13 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions):
     now: options.now,
     onFallback: options.onFallback,
   });
-  const holds = await RedisHoldStore.open(connection.client, {
-    prefix: config.prefix,
-    live: options.live ? { url: config.url, timeoutMs: config.timeoutMs } : undefined,
-  });
+  const holds =
+    options.primary !== undefined
+      ? new PushedHoldStore()
+      : await RedisHoldStore.open(connection.client, {
+          prefix: config.prefix,
+          live: options.live ? { url: config.url, timeoutMs: config.timeoutMs } : undefined,
+        });
   return {
     kind: 'redis',
     keys,

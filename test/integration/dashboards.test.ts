@@ -4,38 +4,10 @@
 
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
-import { readdir, readFile } from 'node:fs/promises';
-import { parse } from 'yaml';
 import { DEFAULT_CHAINS, DEFAULT_TIERS, get, HUB_GRPC, rpc, startStack, type Stack } from '../support/harness.js';
+import { alertExprs, checkExpression, dashboards } from '../support/dashboards.js';
 import { parseExposition, parsePromQl } from '../support/promql.js';
 import { RpcSocket, until, wsUrl } from '../support/ws-client.js';
-
-const GRAFANA = new URL('../../grafana/', import.meta.url);
-
-interface Panel {
-  type: string;
-  title?: string;
-  targets?: Array<{ expr?: string }>;
-}
-interface Dashboard {
-  uid: string;
-  title: string;
-  panels: Panel[];
-  templating: { list: Array<{ name: string; query?: unknown }> };
-}
-
-async function dashboards(): Promise<Array<[string, Dashboard]>> {
-  const dir = new URL('dashboards/', GRAFANA);
-  const files = (await readdir(dir)).filter((f) => f.endsWith('.json'));
-  return Promise.all(files.map(async (f) => [f, JSON.parse(await readFile(new URL(f, dir), 'utf8')) as Dashboard] as [string, Dashboard]));
-}
-
-async function alertExprs(): Promise<Array<[string, string]>> {
-  const doc = parse(await readFile(new URL('alerts.yml', GRAFANA), 'utf8')) as {
-    groups: Array<{ rules: Array<{ alert: string; expr: string }> }>;
-  };
-  return doc.groups.flatMap((g) => g.rules.map((r) => [r.alert, r.expr] as [string, string]));
-}
 
 describe('PromQL reading', () => {
   it('finds metrics, matcher labels and grouping labels', () => {
@@ -106,27 +78,7 @@ describe('Grafana dashboards and alert rules', function () {
   });
   after(() => stack.close());
 
-  /** Labels a metric carries: from its samples, or (no samples yet) from its declaration. */
-  function labelsOf(metric: string): Set<string> {
-    const seen = exported.get(metric) ?? new Set<string>();
-    const base = metric.replace(/_(bucket|sum|count)$/, '');
-    const declared = stack.gateway.metrics.registry.getSingleMetric(base) ?? stack.gateway.metrics.registry.getSingleMetric(metric);
-    const names = (declared as unknown as { labelNames?: string[] } | undefined)?.labelNames ?? [];
-    return new Set([...seen, ...names, ...(metric.endsWith('_bucket') ? ['le'] : [])]);
-  }
-
-  function check(where: string, expr: string): void {
-    const refs = parsePromQl(expr);
-    expect(refs.selectors.length, `${where}: no metric in ${expr}`).to.be.greaterThan(0);
-    const all = new Set<string>();
-    for (const s of refs.selectors) {
-      expect(exported.has(s.metric), `${where}: ${s.metric} is not exported`).to.equal(true);
-      const labels = labelsOf(s.metric);
-      for (const l of labels) all.add(l);
-      for (const l of s.labels) expect(labels.has(l), `${where}: ${s.metric} has no label ${l}`).to.equal(true);
-    }
-    for (const g of refs.grouping) expect(all.has(g), `${where}: groups by ${g}, which none of its metrics carries`).to.equal(true);
-  }
+  const check = (where: string, expr: string): void => checkExpression(exported, stack.gateway.metrics.registry, where, expr);
 
   it('every dashboard is valid JSON with a unique uid, a chain variable and titled panels', async () => {
     const list = await dashboards();

@@ -1,0 +1,497 @@
+// `server.workers: 2` as an operator runs it: the real `noderouter serve` (a primary and
+// two worker processes sharing the listener) in front of devnet nodes. Every call goes
+// on a connection of its own, so node:cluster hands calls to both workers (each worker's
+// request log lines say which it was). What must be one across workers is checked
+// from outside: a key's quota and its account's, usage, revocation, WebSocket caps,
+// one prober per chain, one /metrics, reloads, a worker killed under load, SIGTERM.
+
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openFileKeyStore } from '../../src/auth/file-key-store.js';
+import { startDevnet, type Devnet } from '../../src/devnet/index.js';
+import { Metrics } from '../../src/metrics/metrics.js';
+import { checkAll } from '../support/dashboards.js';
+import { configYaml, get } from '../support/harness.js';
+import { parseExposition } from '../support/promql.js';
+import { deleteUnderPrefix } from '../support/redis.js';
+import { RpcSocket, refusal, wsUrl } from '../support/ws-client.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TOKEN = 'workers-admin-token-0123456789';
+const TIERS = `
+  enterprise: { rate: unlimited, burst: unlimited, maxBatch: 100, archive: true }
+  quota: { rate: unlimited, burst: unlimited, daily: 20 }
+  shared: { rate: unlimited, burst: unlimited, account: { daily: 15 } }
+  socket: { rate: unlimited, burst: unlimited, wsConnections: 2 }
+`;
+const CALL = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' };
+/** What the evm plugin's head probe sends. */
+const PROBE = '{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["latest",false]}';
+
+interface Served {
+  readonly url: string;
+  readonly admin: string;
+  readonly pids: number[];
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+  /** Everything written to stdout so far. */
+  out(): string;
+}
+
+async function serve(args: readonly string[], env: Record<string, string> = {}): Promise<Served> {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', 'src/bin.ts', 'serve', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const started = Date.now();
+  const ready = /workers: \d+ \(pids ([\d ]+)\)/;
+  while (!ready.test(out) && child.exitCode === null && Date.now() - started < 90_000) await new Promise((r) => setTimeout(r, 100));
+  const m = /serving (http:\/\/\S+) \(admin (http:\/\/\S+)\)/.exec(out);
+  const w = ready.exec(out);
+  if (m === null || w === null) throw new Error(`serve did not start: ${out}\n${err}`);
+  return {
+    url: m[1] as string,
+    admin: m[2] as string,
+    pids: (w[1] as string).split(' ').map(Number),
+    child,
+    exited,
+    out: () => out,
+  };
+}
+
+interface Answer {
+  readonly status: number;
+  readonly json: unknown;
+}
+
+/** One POST on a connection of its own: node:cluster gives each new connection to one worker. */
+function call(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const data = JSON.stringify(body);
+    const req = request(
+      url,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', connection: 'close', ...headers } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => {
+          let json: unknown;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, json });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+/** `n` calls, `concurrency` at a time, each on its own connection. */
+async function hammer(n: number, concurrency: number, one: (i: number) => Promise<Answer>): Promise<Answer[]> {
+  const answers: Answer[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) answers.push(await one(next++));
+    }),
+  );
+  return answers;
+}
+
+const count = (answers: readonly Answer[], status: number): number => answers.filter((a) => a.status === status).length;
+
+async function admin(served: Served, method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+  const res = await fetch(`${served.admin}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, json: await res.json() };
+}
+
+/** Workers whose request log lines name this chain (lines are written within 100 ms; wait for `lines` of them). */
+async function workersLogging(served: Served, lines: number, since = 0): Promise<Set<number>> {
+  const read = (): Array<{ worker?: number }> =>
+    served
+      .out()
+      .slice(since)
+      .split('\n')
+      .filter((l) => l.includes('"msg":"request"'))
+      .map((l) => JSON.parse(l) as { worker?: number });
+  for (let i = 0; i < 50 && read().length < lines; i++) await new Promise((r) => setTimeout(r, 50));
+  return new Set(read().map((l) => l.worker ?? -1));
+}
+
+function sampleSum(scrape: string, metric: string, match: (labels: string) => boolean = () => true): number {
+  let sum = 0;
+  for (const line of scrape.split('\n')) {
+    const m = /^([a-z_]+)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (m === null || m[1] !== metric || !match(m[2] ?? '')) continue;
+    sum += Number(m[3]);
+  }
+  return sum;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('server.workers: 2', function () {
+  this.timeout(120_000);
+  let devnet: Devnet;
+  let dir: string;
+  let file: string;
+  let served: Served;
+  let yaml: string;
+  /** The config with one more chain endpoint (/l1-again). */
+  let reloaded: string;
+  let enterprise: string;
+  let quotaKey: { id: string; value: string };
+  let sharedKeys: string[];
+  let socketKey: string;
+  /** Calls answered 200 on /l1 so far: /metrics must count exactly these. */
+  let answeredOk = 0;
+
+  before(async () => {
+    devnet = await startDevnet([{ network: 'l1', family: 'evm', name: 'w-full-1', role: 'full' }], { blockTimeMs: 0, noControl: true });
+    dir = await mkdtemp(join(tmpdir(), 'noderouter-workers-'));
+    const storePath = join(dir, 'keys.json');
+    file = join(dir, 'gateway.yaml');
+    const config = (extra = ''): string =>
+      configYaml(
+        [
+          { name: 'l1', plugin: 'evm', path: '/l1', nodes: [{ name: 'w-full-1', role: 'full' }] },
+          ...(extra === '' ? [] : [{ name: extra, plugin: 'evm', path: `/${extra}`, nodes: [{ name: 'w-again-1', sameAs: 'w-full-1' }] }]),
+        ],
+        new Map([['w-full-1', devnet.node('w-full-1').url]]),
+        {
+          tiers: TIERS,
+          storeYaml: `{ kind: file, path: "${storePath}" }`,
+          probeIntervalMs: 600_000,
+          adminToken: TOKEN,
+          serverYaml: 'workers: 2, shutdownDelayMs: 300',
+          logYaml: '{ level: info }',
+        },
+      );
+    yaml = config();
+    await writeFile(file, yaml);
+    reloaded = config('l1-again');
+    const store = await openFileKeyStore(storePath);
+    enterprise = (await store.create({ account: 'big', tier: 'enterprise' })).value;
+    const q = await store.create({ account: 'counted', tier: 'quota' });
+    quotaKey = { id: q.record.id, value: q.value };
+    sharedKeys = [
+      (await store.create({ account: 'acme', tier: 'shared' })).value,
+      (await store.create({ account: 'acme', tier: 'shared' })).value,
+    ];
+    socketKey = (await store.create({ account: 'sockets', tier: 'socket' })).value;
+    await store.close();
+    served = await serve(['--config', file]);
+  });
+  after(async () => {
+    if (served !== undefined && served.child.exitCode === null) {
+      served.child.kill('SIGINT');
+      await served.exited;
+    }
+    await devnet.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('starts two workers that share the listener and both answer', async () => {
+    expect(served.pids).to.have.length(2);
+    expect((await get(`${served.admin}/health/ready`)).status).to.equal(200);
+    const since = served.out().length;
+    const answers = await hammer(40, 8, () => call(`${served.url}/l1`, CALL, { apikey: enterprise }));
+    expect(count(answers, 200)).to.equal(40);
+    answeredOk += 40;
+    for (const a of answers) expect((a.json as { result: string }).result).to.match(/^0x/);
+    expect([...(await workersLogging(served, 40, since))].sort()).to.deep.equal([0, 1]);
+  });
+
+  it("holds a key to its tier's daily quota exactly, whichever worker answers, and counts its usage once", async () => {
+    const answers = await hammer(60, 12, () => call(`${served.url}/l1`, CALL, { apikey: quotaKey.value }));
+    expect(count(answers, 200)).to.equal(20);
+    expect(count(answers, 429)).to.equal(40);
+    answeredOk += 20;
+    const usage = (await admin(served, 'GET', `/admin/keys/${quotaKey.id}/usage`)).json as {
+      usage: Array<{ chain: string; calls: number; limited: number }>;
+    };
+    expect(usage.usage.map((r) => [r.chain, r.calls, r.limited])).to.deep.equal([['l1', 20, 40]]);
+  });
+
+  it('holds an account to its quota across its keys and the workers', async () => {
+    const answers = await hammer(40, 10, (i) => call(`${served.url}/l1`, CALL, { apikey: sharedKeys[i % 2] as string }));
+    expect(count(answers, 200)).to.equal(15);
+    expect(count(answers, 429)).to.equal(25);
+    answeredOk += 15;
+  });
+
+  it('serves a key made through the admin API on every worker at once, and refuses it on the next request of each once revoked', async () => {
+    const made = (await admin(served, 'POST', '/admin/keys', { account: 'fresh', tier: 'enterprise' })).json as {
+      key: string;
+      record: { id: string };
+    };
+    const since = served.out().length;
+    const before = await hammer(20, 4, () => call(`${served.url}/l1`, CALL, { apikey: made.key }));
+    expect(count(before, 200)).to.equal(20);
+    answeredOk += 20;
+    expect([...(await workersLogging(served, 20, since))].sort()).to.deep.equal([0, 1]);
+    expect((await admin(served, 'POST', `/admin/keys/${made.record.id}/revoke`)).status).to.equal(200);
+    const after = await hammer(20, 4, () => call(`${served.url}/l1`, CALL, { apikey: made.key }));
+    expect(count(after, 401)).to.equal(20);
+  });
+
+  it("holds a key to its tier's WebSocket connection cap across workers, and frees a slot on close", async () => {
+    const headers = { apikey: socketKey };
+    const a = await RpcSocket.open(`${wsUrl(served.url)}/l1`, { headers });
+    const b = await RpcSocket.open(`${wsUrl(served.url)}/l1`, { headers });
+    for (let i = 0; i < 4; i++) expect((await refusal(`${wsUrl(served.url)}/l1`, headers)).status).to.equal(429);
+    await a.close();
+    let c: RpcSocket | undefined;
+    for (let i = 0; i < 100 && c === undefined; i++) {
+      c = await RpcSocket.open(`${wsUrl(served.url)}/l1`, { headers }).catch(() => undefined);
+      if (c === undefined) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(c).to.not.equal(undefined);
+    expect((await refusal(`${wsUrl(served.url)}/l1`, headers)).status).to.equal(429);
+    await b.close();
+    await c?.close();
+  });
+
+  it('probes each node from one prober, whatever the number of workers', async () => {
+    const probes = devnet.node('w-full-1').received.filter((r) => r.body === PROBE).length;
+    const scrape = (await get(`${served.admin}/metrics`)).text;
+    const counted = sampleSum(scrape, 'noderouter_health_probes_total', (l) => l.includes('node="w-full-1"'));
+    // The primary's prober alone: one round at start (the interval is 10 minutes), none from the workers.
+    expect(counted).to.equal(1);
+    expect(probes).to.equal(counted);
+  });
+
+  it("exports one /metrics with every worker's series added up, which the dashboards and alert rules can read", async () => {
+    const scrape = (await get(`${served.admin}/metrics`)).text;
+    expect(await checkAll(parseExposition(scrape), new Metrics().registry)).to.be.greaterThan(20);
+    expect(sampleSum(scrape, 'noderouter_requests_total', (l) => l.includes('chain="l1"') && l.includes('outcome="ok"'))).to.equal(
+      answeredOk,
+    );
+    expect(sampleSum(scrape, 'noderouter_workers')).to.equal(2);
+    expect(scrape).to.match(/noderouter_worker_eventloop_lag_p99_seconds\{worker="0"\}/);
+    expect(scrape).to.match(/noderouter_worker_eventloop_lag_p99_seconds\{worker="1"\}/);
+    // Node state is the primary's prober's, not one copy per worker.
+    expect(sampleSum(scrape, 'noderouter_node_up', (l) => l.includes('node="w-full-1"'))).to.equal(1);
+  });
+
+  it('reloads once: the primary validates the file, every worker swaps; an invalid file is refused once', async () => {
+    await writeFile(file, reloaded);
+    served.child.kill('SIGHUP');
+    let first: Answer | undefined;
+    for (let i = 0; i < 100 && first?.status !== 200; i++) {
+      first = await call(`${served.url}/l1-again`, CALL, { apikey: enterprise });
+      if (first.status !== 200) await new Promise((r) => setTimeout(r, 50));
+    }
+    const answers = await hammer(20, 4, () => call(`${served.url}/l1-again`, CALL, { apikey: enterprise }));
+    expect(count(answers, 200)).to.equal(20);
+    await writeFile(file, `${yaml}\nnot: [valid`);
+    served.child.kill('SIGHUP');
+    let failed = 0;
+    for (let i = 0; i < 100 && failed === 0; i++) {
+      failed = sampleSum((await get(`${served.admin}/metrics`)).text, 'noderouter_config_reloads_total', (l) => l.includes('failed'));
+      if (failed === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    // The watcher and SIGHUP may both have read it: never once per worker.
+    expect(failed).to.be.within(1, 2);
+    expect(count(await hammer(10, 2, () => call(`${served.url}/l1-again`, CALL, { apikey: enterprise })), 200)).to.equal(10);
+    await writeFile(file, yaml);
+  });
+
+  it('replaces a worker killed under load; every call is answered, retried only when its connection died before any answer', async () => {
+    const made = (await admin(served, 'POST', '/admin/keys', { account: 'load', tier: 'enterprise' })).json as {
+      key: string;
+      record: { id: string };
+    };
+    const { key } = made;
+    const { id } = made.record;
+    const [victim] = served.pids as [number];
+    const errors: string[] = [];
+    let answered = 0;
+    const one = async (): Promise<Answer> => {
+      for (;;) {
+        try {
+          const a = await call(`${served.url}/l1`, CALL, { apikey: key });
+          if (++answered === 60) process.kill(victim, 'SIGKILL');
+          return a;
+        } catch (err) {
+          // A connection the killed worker held: reset (or hung up) before any answer came. Anything else fails the test.
+          const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+          errors.push(code);
+          if (code !== 'ECONNRESET' && code !== 'socket hang up' && code !== 'EPIPE') throw err;
+        }
+      }
+    };
+    const answers = await hammer(400, 8, one);
+    expect(answers.map((a) => a.status)).to.deep.equal(new Array(400).fill(200));
+    for (const a of answers) expect((a.json as { result: string }).result).to.match(/^0x/);
+    expect(errors.filter((e) => e === 'ECONNREFUSED')).to.deep.equal([]);
+    expect(alive(victim)).to.equal(false);
+    const restartedPid = (): number | undefined => {
+      for (const line of served.out().split('\n')) {
+        if (!line.includes('"worker_start"')) continue;
+        const l = JSON.parse(line) as { worker?: number; pid?: number };
+        if (l.worker === 0) return l.pid;
+      }
+      return undefined;
+    };
+    for (let i = 0; i < 600 && restartedPid() === undefined; i++) await new Promise((r) => setTimeout(r, 100));
+    const restarted = restartedPid();
+    expect(restarted, 'worker 0 forked again').to.not.equal(null);
+    const since = served.out().length;
+    expect(count(await hammer(30, 6, () => call(`${served.url}/l1`, CALL, { apikey: key })), 200)).to.equal(30);
+    expect([...(await workersLogging(served, 30, since))].sort()).to.deep.equal([0, 1]);
+    // Usage is the primary's: every answered call once, plus at most the calls the killed worker had admitted.
+    const usage = (await admin(served, 'GET', `/admin/keys/${id}/usage`)).json as { usage: Array<{ calls: number }> };
+    expect(usage.usage[0]?.calls).to.be.within(430, 430 + errors.length);
+    const scrape = (await get(`${served.admin}/metrics`)).text;
+    expect(sampleSum(scrape, 'noderouter_worker_restarts_total', (l) => l.includes('reason="signal"'))).to.equal(1);
+    served.pids[0] = restarted as number;
+  });
+
+  it('drains every worker on SIGTERM: readiness 503, in-flight calls answered, usage flushed, exit 0', async () => {
+    await devnet.node('w-full-1').setFaults({ hold: true });
+    const held = call(`${served.url}/l1`, { jsonrpc: '2.0', id: 78, method: 'eth_blockNumber' }, { apikey: enterprise });
+    while (!devnet.node('w-full-1').received.some((r) => r.body.includes('"id":78'))) await new Promise((r) => setTimeout(r, 10));
+    served.child.kill('SIGTERM');
+    while ((await get(`${served.admin}/health/ready`)).status !== 503) await new Promise((r) => setTimeout(r, 10));
+    await devnet.node('w-full-1').clearFaults();
+    expect((await held).status).to.equal(200);
+    expect(await served.exited).to.equal(0);
+    for (const pid of served.pids) expect(alive(pid)).to.equal(false);
+    const usage = JSON.parse(await readFile(join(dir, 'keys.usage.json'), 'utf8')) as {
+      usage: Record<string, Array<{ calls: number; limited: number }>>;
+    };
+    expect(usage.usage[quotaKey.id]?.[0]).to.include({ calls: 20, limited: 40 });
+  });
+});
+
+describe('server.workers: 2 on the Redis store', function () {
+  this.timeout(120_000);
+  const prefix = `nrtest:${randomBytes(4).toString('hex')}:`;
+  let devnet: Devnet;
+  let dir: string;
+  let served: Served;
+
+  before(async () => {
+    devnet = await startDevnet([{ network: 'l1', family: 'evm', name: 'r-full-1', role: 'full' }], { blockTimeMs: 0, noControl: true });
+    dir = await mkdtemp(join(tmpdir(), 'noderouter-workers-redis-'));
+    const file = join(dir, 'gateway.yaml');
+    await writeFile(
+      file,
+      configYaml(
+        [{ name: 'l1', plugin: 'evm', path: '/l1', nodes: [{ name: 'r-full-1', role: 'full' }] }],
+        new Map([['r-full-1', devnet.node('r-full-1').url]]),
+        {
+          tiers: TIERS,
+          storeYaml: `{ kind: redis, url: "redis://127.0.0.1:6379", prefix: "${prefix}", timeoutMs: 500 }`,
+          probeIntervalMs: 600_000,
+          adminToken: TOKEN,
+          serverYaml: 'workers: 2, shutdownDelayMs: 0',
+          logYaml: '{ level: info }',
+        },
+      ),
+    );
+    served = await serve(['--config', file]);
+  });
+  after(async () => {
+    if (served !== undefined && served.child.exitCode === null) {
+      served.child.kill('SIGINT');
+      await served.exited;
+    }
+    await devnet.close();
+    await rm(dir, { recursive: true, force: true });
+    await deleteUnderPrefix(prefix);
+  });
+
+  it('holds a key to its quota exactly through Redis, and refuses it on every worker once revoked', async () => {
+    const made = (await admin(served, 'POST', '/admin/keys', { account: 'redis-quota', tier: 'quota' })).json as {
+      key: string;
+      record: { id: string };
+    };
+    const since = served.out().length;
+    const answers = await hammer(60, 12, () => call(`${served.url}/l1`, CALL, { apikey: made.key }));
+    expect([count(answers, 200), count(answers, 429)]).to.deep.equal([20, 40]);
+    expect([...(await workersLogging(served, 60, since))].sort()).to.deep.equal([0, 1]);
+    const usage = (await admin(served, 'GET', `/admin/keys/${made.record.id}/usage`)).json as {
+      usage: Array<{ calls: number; limited: number }>;
+    };
+    expect(usage.usage.map((r) => [r.calls, r.limited])).to.deep.equal([[20, 40]]);
+    const other = (await admin(served, 'POST', '/admin/keys', { account: 'redis-revoked', tier: 'enterprise' })).json as {
+      key: string;
+      record: { id: string };
+    };
+    expect(count(await hammer(20, 4, () => call(`${served.url}/l1`, CALL, { apikey: other.key })), 200)).to.equal(20);
+    await admin(served, 'POST', `/admin/keys/${other.record.id}/revoke`);
+    expect(count(await hammer(20, 4, () => call(`${served.url}/l1`, CALL, { apikey: other.key })), 401)).to.equal(20);
+  });
+
+  it('holds a key to its WebSocket connection cap through Redis', async () => {
+    const made = (await admin(served, 'POST', '/admin/keys', { account: 'redis-sockets', tier: 'socket' })).json as { key: string };
+    const headers = { apikey: made.key };
+    const a = await RpcSocket.open(`${wsUrl(served.url)}/l1`, { headers });
+    const b = await RpcSocket.open(`${wsUrl(served.url)}/l1`, { headers });
+    for (let i = 0; i < 4; i++) expect((await refusal(`${wsUrl(served.url)}/l1`, headers)).status).to.equal(429);
+    await a.close();
+    await b.close();
+  });
+});
+
+describe('server.workers: auto', function () {
+  this.timeout(120_000);
+  let dir: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'noderouter-auto-'));
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  it('serves the default devnet with one worker per core', async () => {
+    const file = join(dir, 'gateway.yaml');
+    await copyFile(join(ROOT, 'config', 'gateway.yaml'), file);
+    const shipped = await readFile(file, 'utf8');
+    await writeFile(
+      file,
+      shipped.replace(/^server:\n/m, 'server:\n  workers: auto\n').replace(/path: \.\.\/data\/keys\.json/, 'path: ./data/keys.json'),
+    );
+    const s = await serve(['--devnet', '--config', file], { PORT: '0', ADMIN_PORT: '0', GRPC_PORT: '0' });
+    try {
+      expect(s.pids).to.have.length(availableParallelism());
+      const key = /demo key \(shown once; earlier demo keys are revoked\): (\S+)/.exec(s.out())?.[1] as string;
+      const answers = await hammer(10, 2, () => call(`${s.url}/l1`, CALL, { apikey: key }));
+      expect(count(answers, 200)).to.equal(10);
+      expect((await get(`${s.admin}/health/ready`)).status).to.equal(200);
+    } finally {
+      s.child.kill('SIGINT');
+      expect(await s.exited).to.equal(0);
+    }
+  });
+});
