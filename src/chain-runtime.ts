@@ -13,6 +13,8 @@ import { ResponseCache } from './cache/response-cache.js';
 import type { ForwardObserver } from './exec/exchange.js';
 import { JsonRpcExchange } from './exec/jsonrpc-exchange.js';
 import { Hedger } from './exec/hedge.js';
+import { ChainConsensus } from './exec/consensus.js';
+import { DisputeLog } from './exec/disputes.js';
 import { Accepted, NodeStates } from './exec/node-state.js';
 import { PassthroughExchange } from './exec/passthrough-exchange.js';
 import { HealthProber } from './pool/health.js';
@@ -24,11 +26,19 @@ export interface RuntimeOptions {
   readonly json: JsonLimits;
   readonly maxResponseBytes: number;
   readonly caches: { readonly memory: CacheStore; readonly redis: CacheStore | undefined };
+  /** Disagreements between nodes on calls checked by agreement, for every chain (GET /health/disputes). */
+  readonly disputes: DisputeLog;
 }
 
 /** `maxBatch`: the largest batch any tier allows (the JSON-RPC parser stops counting past it). */
-export function runtimeOptions(server: ServerConfig, caches: RuntimeOptions['caches'], maxBatch = Infinity): RuntimeOptions {
+export function runtimeOptions(
+  server: ServerConfig,
+  caches: RuntimeOptions['caches'],
+  maxBatch = Infinity,
+  disputes: DisputeLog = new DisputeLog(),
+): RuntimeOptions {
   return {
+    disputes,
     json: { maxDepth: server.maxJsonDepth, maxMethodLength: server.maxMethodLength, maxBatch },
     maxResponseBytes: server.maxResponseBytes,
     caches,
@@ -57,6 +67,8 @@ export interface ChainRuntime {
   readonly states: NodeStates;
   /** Nodes that accepted recent submits, by submit id: reads of them go there first. */
   readonly accepted: Accepted;
+  /** N-of-M agreement on the methods the chain lists; undefined when off. */
+  readonly consensus: ChainConsensus | undefined;
   /** Requests being answered right now (the in-flight gauge reads it). */
   readonly load: { inFlight: number };
 }
@@ -160,10 +172,22 @@ export function createChainRuntime(
       subscriptions?.check();
     },
   });
+  if (config.consensus !== undefined && handler.agreement === undefined) {
+    logger.warn('consensus is configured but the plugin cannot compare answers: no call is checked', {
+      event: 'consensus',
+      chain: config.name,
+      plugin: config.plugin,
+    });
+  }
+  const consensus =
+    config.consensus === undefined || handler.agreement === undefined
+      ? undefined
+      : new ChainConsensus(config.name, config.consensus, handler.agreement, pool, limits.disputes);
   return {
     name: config.name,
     config,
     handler,
+    consensus,
     pool,
     prober,
     observer,

@@ -23,6 +23,7 @@ import { Identifier } from './exec/identify.js';
 import { GrpcListener } from './grpc/listener.js';
 import { GrpcRelay } from './grpc/relay.js';
 import { createAdminApp, type Lifecycle } from './http/admin-app.js';
+import { DisputeLog } from './exec/disputes.js';
 import type { EndpointInfo } from './http/dashboard/account-api.js';
 import { loadAssets } from './http/dashboard/assets.js';
 import { createDashboardApp, dashboardMiddleware, type DashboardDeps } from './http/dashboard/dashboard.js';
@@ -114,7 +115,7 @@ export class Gateway {
       onFallback: () => metrics.storeFallbacks.inc({ policy: config.store.onFailure }),
     });
     const caches = cacheStores(config, services);
-    const built = runtimeOptions(config.server, caches, largestBatch(config));
+    const built = runtimeOptions(config.server, caches, largestBatch(config), new DisputeLog());
     const chains = new ChainSet(chainRuntimes(config, metrics, logger, built), built);
     const holds = await NodeHolds.open(services.bundle.holds, () => chains.all, logger, {
       // A shared store is read again now and then, in case an announcement was lost.
@@ -204,6 +205,7 @@ export class Gateway {
     const onOwnPort = dashboard !== undefined && config.dashboard.port !== undefined;
     const admin = createAdminApp({
       chains: () => this.chains.all,
+      disputes: this.chains.disputes,
       metrics: this.metrics,
       lifecycle: () => this.lifecycle,
       store: () => ({ kind: services.bundle.kind, up: services.bundle.up(), policy: config.store.onFailure }),
@@ -366,7 +368,12 @@ export class Gateway {
       this.logger.error('config reload refused; the previous config keeps serving', { event: 'reload', ok: false, problems });
       return false;
     }
-    const retired = this.chains.replace(next, this.metrics, this.logger, runtimeOptions(next.server, this.caches, largestBatch(next)));
+    const retired = this.chains.replace(
+      next,
+      this.metrics,
+      this.logger,
+      runtimeOptions(next.server, this.caches, largestBatch(next), this.chains.disputes),
+    );
     // Kept nodes keep their holds; nodes of rebuilt runtimes get theirs by name, before any call reaches them.
     this.holds.apply();
     if (this.grpc === undefined && this.chains.grpc().size > 0) {
