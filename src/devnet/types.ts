@@ -41,6 +41,11 @@ export interface NodeFaults {
   maxLogsRange?: number;
   /** The node says it is on another chain: another EVM chain id, network id or chain identifier. */
   otherChain?: boolean;
+  /**
+   * The node lies about state: altered balances (EVM, SDK bank over REST and abci_query,
+   * objectx), another app hash (CometBFT blocks, status, abci_info; SDK REST blocks).
+   */
+  lie?: boolean;
 }
 
 /** Each fault's kind, for checking what the control server is given. */
@@ -61,6 +66,7 @@ export const FAULT_KINDS: Readonly<Record<keyof NodeFaults, 'number' | 'boolean'
   hugeBody: 'boolean',
   maxLogsRange: 'number',
   otherChain: 'boolean',
+  lie: 'boolean',
 };
 
 /** One simulated node as tests and the control server see it. */
