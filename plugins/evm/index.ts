@@ -28,6 +28,7 @@ import {
   type NodeHead,
   type Problems,
 } from 'noderouter/plugin';
+import { evmAgreement } from './agreement.js';
 import { describeEvm } from './describe.js';
 import { HEX, OVERSIZE, splitLogs } from './logs.js';
 import { PRUNED } from './methods.js';
@@ -83,6 +84,7 @@ function createHandler(o: EvmOptions): ChainHandler<undefined> {
       return typeof hash === 'string' ? { height: parseInt(n, 16), hash } : { height: parseInt(n, 16) };
     },
     describe: (node, timeoutMs) => describeEvm(node, o.namespaces[0] ?? 'eth', timeoutMs),
+    agreement: evmAgreement(o.namespaces),
   };
 }
 
