@@ -314,8 +314,8 @@ function readConsensus(r: Reader, v: unknown, path: string, nodes: number): Cons
     onDisagree: r.oneOf(c.onDisagree, join(path, 'onDisagree'), ['answer-majority', 'error', 'prefer-archive'] as const, 'answer-majority'),
     maxDisputeRate: typeof rate === 'number' ? rate : 0.2,
     minCompared: r.int(c.minCompared, join(path, 'minCompared'), 5, 1),
-    windowMs: r.int(c.windowMs, join(path, 'windowMs'), 60_000, 1_000),
-    coolDownMs: r.int(c.coolDownMs, join(path, 'coolDownMs'), 60_000, 1_000),
+    windowMs: r.int(c.windowMs, join(path, 'windowMs'), 60_000, 100),
+    coolDownMs: r.int(c.coolDownMs, join(path, 'coolDownMs'), 60_000, 100),
   };
 }
 

@@ -79,8 +79,12 @@ export class ChainConsensus {
     const agreeable = ctx.exchange.agreeable;
     const atHead = routing.latest === undefined ? undefined : this.pool.servedHead;
     const tried = new Set<PoolNode>();
+    // A read within the full nodes' history may also go to nodes whose retention the
+    // pool does not know (SDK REST nodes report none): one that lacks the height says
+    // so, and its answer counts for nothing.
+    const loose = routing.minHeight !== undefined && !routing.archive ? { ...routing, minHeight: undefined } : undefined;
     const next = (): PoolNode | undefined => {
-      const n = this.pool.select(routing, tried, atHead);
+      const n = this.pool.select(routing, tried, atHead) ?? (loose === undefined ? undefined : this.pool.select(loose, tried, atHead));
       if (n !== undefined) tried.add(n);
       return n;
     };
