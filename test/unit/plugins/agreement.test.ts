@@ -5,15 +5,14 @@ import { canonicalJson, jsonRpcHighest, jsonRpcSame, jsonSame } from '../../../s
 import evm from '../../../plugins/evm/index.js';
 import { DEFAULT_JSONRPC_LIMITS, type JsonRpcCall } from '../../../src/sdk/index.js';
 
-const item = (method: string, params: unknown[]): JsonRpcCall =>
-  ({
-    kind: 'jsonrpc',
-    method,
-    params,
-    id: '1',
-    raw: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    meta: undefined,
-  }) as JsonRpcCall;
+const item = (method: string, params: unknown[]): JsonRpcCall<undefined> => ({
+  kind: 'jsonrpc',
+  method,
+  params,
+  id: '1',
+  raw: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  meta: undefined,
+});
 
 describe('agreement rules', () => {
   it('compares JSON with members in one order and ignored fields left out, never the envelope', () => {
