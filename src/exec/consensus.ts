@@ -152,7 +152,10 @@ export class ChainConsensus {
       const largest = this.largest(groups);
       if (largest === undefined) {
         outcome = 'failed';
-        give(votes.find((v) => v.err !== undefined)?.err ?? new GatewayError('UPSTREAM_FAILED'));
+        // No answer the rule could read: a chain's own answer (an error) is relayed, else the table error.
+        const chainAnswer = votes.find((v) => v.sent !== undefined);
+        if (chainAnswer !== undefined) give(this.own(chainAnswer, false), chainAnswer);
+        else give(votes.find((v) => v.err !== undefined)?.err ?? new GatewayError('UPSTREAM_FAILED'));
       } else if (rule.kind === 'highest') {
         // Fewer numeric answers than `agree`: the highest of those there are, as for any highest.
         winner = this.highest(votes, 1);
