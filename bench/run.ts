@@ -394,7 +394,11 @@ http { access_log off; client_body_temp_path ${dir}/nginx;
     'single',
   );
   // A balance read from one node, and the same read checked by agreement (3 asked, 2 agree).
-  const balance: Load = { method: 'POST', path: '/', body: call('eth_getBalance', ['0x00000000000000000000000000000000000000aa', '0x3e0']) };
+  const balance: Load = {
+    method: 'POST',
+    path: '/',
+    body: call('eth_getBalance', ['0x00000000000000000000000000000000000000aa', '0x3e0']),
+  };
   nr('getBalance', g1, '/l1', balance, 'single');
   nr('agreement 2 of 3', g1, '/agree', balance, 'single');
   nr('pool of 8 nodes', g1, '/p8', shapes.single as Load, 'single');
