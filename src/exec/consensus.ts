@@ -115,12 +115,15 @@ export class ChainConsensus {
           if (vote.key === undefined) {
             const again = spare-- > 0 ? next() : undefined;
             if (again !== undefined) ask1(again);
-          } else if (answered === undefined) {
+          } else {
+            // Late answers are grouped too: who differed is decided once every node has answered.
             const group = groups.get(vote.key);
             if (group === undefined) groups.set(vote.key, [vote]);
             else group.push(vote);
-            const ready = rule.kind === 'highest' ? this.highest(votes, agree) : (group?.length ?? 1) >= agree ? vote : undefined;
-            if (ready !== undefined) give(this.own(ready, true), ready);
+            if (answered === undefined) {
+              const ready = rule.kind === 'highest' ? this.highest(votes, agree) : (group?.length ?? 1) >= agree ? vote : undefined;
+              if (ready !== undefined) give(this.own(ready, true), ready);
+            }
           }
           if (out === 0) void this.settle(ctx, votes, groups, rule, routing, call, tried, answered, give);
         });

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import evm from '../../../plugins/evm/index.js';
 import { isGatewayError } from '../../../src/errors.js';
 import { bench, chainConfig, item, type Bench } from '../../support/chain.js';
-import { jsonRpcHandler, startRpcNode, type ItemOutcome, type RpcNode } from '../../support/rpc-node.js';
+import { jsonRpcHandler, startRpcNode, until, type ItemOutcome, type RpcNode } from '../../support/rpc-node.js';
 
 describe('agreement across nodes (src/exec/consensus.ts)', () => {
   let nodes: RpcNode[] = [];
@@ -39,6 +39,23 @@ describe('agreement across nodes (src/exec/consensus.ts)', () => {
     expect(r).to.deep.equal({ jsonrpc: '2.0', id: 4, result: '0x7' });
     expect(asked('eth_getTransactionCount')).to.deep.equal([1, 1, 1]);
     expect(await b.metrics.registry.metrics()).to.not.include('noderouter_node_disagreements_total{');
+  });
+
+  it('answers once two agree, and disputes a liar whose answer comes after', async () => {
+    await start(
+      ['0x10', '0x10', '0x99'].map((balance) => () => ({ result: balance })),
+      '{ ask: 3, agree: 2, minCompared: 1, maxDisputeRate: 0.5 }',
+    );
+    const liar = nodes[2] as RpcNode;
+    liar.hold = true;
+    const r = await answer(item('1', 'eth_getBalance', ['0x00000000000000000000000000000000000000aa', '0x10']));
+    expect(r).to.deep.equal({ jsonrpc: '2.0', id: 1, result: '0x10' });
+    await until('the liar is asked', () => liar.received.length > 0);
+    liar.hold = false;
+    liar.release();
+    await until('the liar is out of rotation', () => b.rt.pool.nodes[2]?.inRotation === false);
+    expect(await b.metrics.registry.metrics()).to.match(/noderouter_node_disagreements_total\{chain="c",node="n2"\} 1/);
+    expect(b.rt.pool.nodes[2]?.outReason).to.equal('disputed by the majority');
   });
 
   it('relays the chain’s own error when every node gives one, and replaces a node that fails', async () => {
