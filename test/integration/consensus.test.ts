@@ -128,7 +128,10 @@ describe('answers checked by agreement (N of M)', function () {
     });
 
     it('pins a latest read to the served head, so every node answers at one height', async () => {
-      await stack.gateway.runtimes().find((rt) => rt.name === 'l1')?.prober.probeAll();
+      await stack.gateway
+        .runtimes()
+        .find((rt) => rt.name === 'l1')
+        ?.prober.probeAll();
       const r = await call('/l1', 'eth_getBalance', [ADDRESS, 'latest']);
       expect(r.status).to.equal(200);
       const served = stack.gateway.runtimes().find((rt) => rt.name === 'l1')?.pool.servedHead as number;
