@@ -165,6 +165,7 @@ async function gatewayConfig(dir: string, ports: number[], store: string): Promi
       chainYaml('p8', 'evm', ports.slice(0, 8)),
       chainYaml('p64', 'evm', ports.slice(0, 64)),
       chainYaml('rest', 'sdk-rest', [ports[0] as number]),
+      chainYaml('agree', 'evm', ports.slice(0, 3), '    consensus: { ask: 3, agree: 2 }'),
       '',
     ].join('\n'),
   );
@@ -389,6 +390,14 @@ http { access_log off; client_body_temp_path ${dir}/nginx;
     { method: 'POST', path: '/', body: call('eth_getBalance', ['0x00000000000000000000000000000000000000aa', '0x1']) },
     'single',
   );
+  // A balance read from one node, and the same read checked by agreement (3 asked, 2 agree).
+  const balance: Load = {
+    method: 'POST',
+    path: '/',
+    body: call('eth_getBalance', ['0x00000000000000000000000000000000000000aa', '0x3e0']),
+  };
+  nr('getBalance', g1, '/l1', balance, 'single');
+  nr('agreement 2 of 3', g1, '/agree', balance, 'single');
   nr('pool of 8 nodes', g1, '/p8', shapes.single as Load, 'single');
   nr('pool of 64 nodes', g1, '/p64', shapes.single as Load, 'single');
   nr('WebSocket message', g1, '/l1', wsMessage, 'WebSocket message');

@@ -13,6 +13,8 @@ import { ResponseCache } from './cache/response-cache.js';
 import type { ForwardObserver } from './exec/exchange.js';
 import { JsonRpcExchange, type AnswerChecks } from './exec/jsonrpc-exchange.js';
 import { Hedger } from './exec/hedge.js';
+import { ChainConsensus } from './exec/consensus.js';
+import { DisputeLog } from './exec/disputes.js';
 import { Accepted, NodeStates } from './exec/node-state.js';
 import { PassthroughExchange } from './exec/passthrough-exchange.js';
 import { HealthProber } from './pool/health.js';
@@ -28,6 +30,8 @@ export interface RuntimeOptions {
   readonly probes: boolean;
   /** Told after every probe round (a cluster's primary sends the pool's health to the workers). */
   readonly judged?: (pool: NodePool) => void;
+  /** Disagreements between nodes on calls checked by agreement, for every chain (GET /health/disputes). */
+  readonly disputes: DisputeLog;
 }
 
 /** `maxBatch`: the largest batch any tier allows (the JSON-RPC parser stops counting past it). */
@@ -36,8 +40,10 @@ export function runtimeOptions(
   caches: RuntimeOptions['caches'],
   maxBatch = Infinity,
   probing: Pick<RuntimeOptions, 'probes' | 'judged'> = { probes: true },
+  disputes: DisputeLog = new DisputeLog(),
 ): RuntimeOptions {
   return {
+    disputes,
     json: { maxDepth: server.maxJsonDepth, maxMethodLength: server.maxMethodLength, maxBatch },
     maxResponseBytes: server.maxResponseBytes,
     caches,
@@ -67,6 +73,8 @@ export interface ChainRuntime {
   readonly states: NodeStates;
   /** Nodes that accepted recent submits, by submit id: reads of them go there first. */
   readonly accepted: Accepted;
+  /** N-of-M agreement on the methods the chain lists; undefined when off. */
+  readonly consensus: ChainConsensus | undefined;
   /** Requests being answered right now (the in-flight gauge reads it). */
   readonly load: { inFlight: number };
 }
@@ -178,10 +186,22 @@ export function createChainRuntime(
       limits.judged?.(p);
     },
   });
+  if (config.consensus !== undefined && handler.agreement === undefined) {
+    logger.warn('consensus is configured but the plugin cannot compare answers: no call is checked', {
+      event: 'consensus',
+      chain: config.name,
+      plugin: config.plugin,
+    });
+  }
+  const consensus =
+    config.consensus === undefined || handler.agreement === undefined
+      ? undefined
+      : new ChainConsensus(config.name, config.consensus, handler.agreement, pool, limits.disputes);
   return {
     name: config.name,
     config,
     handler,
+    consensus,
     pool,
     prober,
     observer,

@@ -44,6 +44,11 @@ export class ChainSet {
     this.set(chains);
   }
 
+  /** Disagreements between nodes, kept across reloads (GET /health/disputes). */
+  get disputes(): RuntimeOptions['disputes'] {
+    return this.options.disputes;
+  }
+
   get all(): readonly ChainRuntime[] {
     return this.list;
   }

@@ -23,6 +23,7 @@ export const ERRORS = {
   HEADERS_TOO_LARGE: { status: 431, rpc: -32600, grpc: 8, message: 'Request headers too large' },
   NO_HEALTHY_NODE: { status: 503, rpc: -32603, grpc: 14, message: 'No healthy node can serve this call' },
   UPSTREAM_FAILED: { status: 502, rpc: -32603, grpc: 14, message: 'Upstream nodes failed to answer' },
+  NODES_DISAGREE: { status: 502, rpc: -32603, grpc: 14, message: 'nodes disagree' },
   UPSTREAM_TIMEOUT: { status: 504, rpc: -32603, grpc: 4, message: 'Upstream nodes timed out' },
   UNAVAILABLE: { status: 503, rpc: -32603, grpc: 14, message: 'Service unavailable' },
 } as const satisfies Record<string, { status: number; rpc: number; grpc: number; message: string }>;

@@ -28,6 +28,7 @@ import { Identifier } from './exec/identify.js';
 import { GrpcListener } from './grpc/listener.js';
 import { GrpcRelay } from './grpc/relay.js';
 import { createAdminApp, type Lifecycle } from './http/admin-app.js';
+import { DisputeLog } from './exec/disputes.js';
 import type { EndpointInfo } from './http/dashboard/account-api.js';
 import { loadAssets } from './http/dashboard/assets.js';
 import { createDashboardApp, dashboardMiddleware, type DashboardDeps } from './http/dashboard/dashboard.js';
@@ -159,7 +160,7 @@ export class Gateway {
       probes: primary === undefined,
       judged: hooks === undefined ? undefined : (pool) => hooks.health(pool.health()),
     };
-    const built = runtimeOptions(config.server, caches, largestBatch(config), probing);
+    const built = runtimeOptions(config.server, caches, largestBatch(config), probing, new DisputeLog());
     const chains = new ChainSet(chainRuntimes(config, metrics, logger, built), built);
     const holds = await NodeHolds.open(services.bundle.holds, () => chains.all, logger, {
       // A shared store is read again now and then, in case an announcement was lost (a worker's holds are pushed).
@@ -296,6 +297,7 @@ export class Gateway {
     const onOwnPort = dashboard !== undefined && config.dashboard.port !== undefined;
     const admin = createAdminApp({
       chains: () => this.chains.all,
+      disputes: this.chains.disputes,
       metrics: this.metrics,
       lifecycle: () => this.lifecycle,
       store: () => ({ kind: services.bundle.kind, up: services.bundle.up(), policy: config.store.onFailure }),
@@ -474,7 +476,7 @@ export class Gateway {
       next,
       this.metrics,
       this.logger,
-      runtimeOptions(next.server, this.caches, largestBatch(next), this.probing),
+      runtimeOptions(next.server, this.caches, largestBatch(next), this.probing, this.chains.disputes),
     );
     // Kept nodes keep their holds; nodes of rebuilt runtimes get theirs by name, before any call reaches them.
     this.holds.apply();

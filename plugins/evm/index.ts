@@ -29,6 +29,7 @@ import {
   type Problems,
   type VerifyMode,
 } from 'noderouter/plugin';
+import { evmAgreement } from './agreement.js';
 import { describeEvm } from './describe.js';
 import { HEX, OVERSIZE, splitLogs } from './logs.js';
 import { PRUNED } from './methods.js';
@@ -89,6 +90,7 @@ function createHandler(o: EvmOptions): ChainHandler<undefined> {
       return o.verify === 'off' || block === null || block === undefined ? head : { ...head, check: checkHead(block) };
     },
     describe: (node, timeoutMs) => describeEvm(node, o.namespaces[0] ?? 'eth', timeoutMs),
+    agreement: evmAgreement(o.namespaces),
   };
 }
 

@@ -13,6 +13,7 @@ import {
   hexSubscriptionId,
   intOption,
   jsonRpcAtRoot,
+  jsonRpcSame,
   jsonRpcVerdict,
   methodTable,
   nameList,
@@ -31,6 +32,17 @@ import {
   type Routing,
 } from 'noderouter/plugin';
 import { describeObjectx } from './describe.js';
+
+/** Methods whose answers may be compared across nodes (after the namespace). */
+const AGREED: ReadonlySet<string> = new Set([
+  'getBalance',
+  'getAllBalances',
+  'getObject',
+  'multiGetObjects',
+  'tryGetPastObject',
+  'getCheckpoint',
+]);
+const AGREE = jsonRpcSame();
 
 /** How a known method is routed and cached. */
 type Kind = 'plain' | 'past' | 'checkpoint' | 'constant' | 'head' | 'submit';
@@ -179,6 +191,17 @@ function createHandler(o: ObjectxOptions): ChainHandler<undefined> {
       return { height: Number(result) };
     },
     describe: (node, timeoutMs) => describeObjectx(node, o.namespaces[0] ?? 'sui', PRUNED, timeoutMs),
+    // Balances, objects and past versions agree when their results are equal. A balance
+    // or an object at the latest checkpoint names no version: nodes are asked only once
+    // they have reached the served head, and one a checkpoint ahead may still differ.
+    agreement: {
+      defaults: o.namespaces.flatMap((ns) => ['getBalance', 'getObject', 'tryGetPastObject'].map((m) => `${ns}_${m}`)),
+      rule(call) {
+        if (call.kind !== 'jsonrpc') return undefined;
+        const i = call.method.indexOf('_');
+        return i > 0 && AGREED.has(call.method.slice(i + 1)) ? AGREE : undefined;
+      },
+    },
   };
 }
 

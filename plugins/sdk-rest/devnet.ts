@@ -17,6 +17,13 @@ function restError(status: number, code: number, message: string): HttpAnswer {
 }
 
 const base64Hash = (node: NodeView, h: number): string => Buffer.from(node.chain.hash(h).slice(2), 'hex').toString('base64');
+/** The app hash at a height: the block's hash, or another under the lie fault. */
+const appHash = (node: NodeView, h: number): string =>
+  node.lying()
+    ? createHash('sha256')
+        .update(`lie:${node.chain.hash(h)}`)
+        .digest('base64')
+    : base64Hash(node, h);
 
 function blockId(node: NodeView, h: number): Record<string, unknown> {
   const hash = base64Hash(node, h);
@@ -33,7 +40,7 @@ function restBlock(node: NodeView, h: number, sdk: boolean): Record<string, unkn
       height: String(h),
       time: new Date(node.chain.time(h) * 1000).toISOString(),
       last_block_id: blockId(node, parent),
-      app_hash: base64Hash(node, h),
+      app_hash: appHash(node, h),
       proposer_address: sdk ? 'cosmosvalcons1devnet' : Buffer.alloc(20, 0xa1).toString('base64'),
     },
     data: { txs: node.chain.txsAt(h).map((t) => t.bytes.toString('base64')) },
@@ -134,7 +141,7 @@ function rest(req: DevRequest, node: NodeView, pool: TxPool): HttpAnswer | undef
       earliest_store_height: String(node.earliest()),
       height: String(head),
       timestamp: new Date(node.chain.time(head) * 1000).toISOString(),
-      app_hash: base64Hash(node, head),
+      app_hash: appHash(node, head),
       validator_hash: base64Hash(node, head),
     });
   }
@@ -153,7 +160,8 @@ function rest(req: DevRequest, node: NodeView, pool: TxPool): HttpAnswer | undef
   }
   const balances = /^bank\/v1beta1\/balances\/([a-z0-9]+)$/.exec(route);
   if (balances !== null) {
-    const amount = String(seeded(`${balances[1]}:${h >> 6}`, 1_000_000_000) + 1);
+    // A lying node answers a balance nobody else has.
+    const amount = String(seeded(`${balances[1]}:${h >> 6}`, 1_000_000_000) + 1 + (node.lying() ? 1_000_000 : 0));
     return ok({ balances: [{ denom: 'stake', amount }], pagination: { next_key: null, total: '1' } });
   }
   const tx = /^tx\/v1beta1\/txs\/([0-9A-Fa-f]{64})$/.exec(route);

@@ -15,6 +15,7 @@ import {
   definePlugin,
   intOption,
   isObjectText,
+  jsonSame,
   nameList,
   namesOption,
   positiveInt,
@@ -45,6 +46,10 @@ const HEIGHT_HEADER = 'x-cosmos-block-height';
 const HEIGHT_ANSWER_HEADER = 'grpc-metadata-x-cosmos-block-height';
 /** What the SDK says when a node no longer holds a height's state. */
 const PRUNED = /version does not exist|is not available|pruned|lowest height is/i;
+
+const AGREE = jsonSame();
+/** A path naming its block by number (`…/blocks/123`). */
+const AT_BLOCK = /\/blocks\/\d+$/;
 
 interface RestMeta {
   /** The height a historical read is pinned to; undefined for the latest state (and height 0). */
@@ -181,6 +186,13 @@ function createHandler(namespaces: readonly string[], fullHistory: number, costs
       return typeof hash === 'string' && hash !== '' ? { height, hash } : { height };
     },
     describe: (node, timeoutMs) => describeRest(node, namespaces[0] ?? 'cosmos', timeoutMs),
+    // Reads at a height (the header, a `height` query, or a block in the path) agree
+    // when their bodies are equal: a block's app_hash among them. Reads of the latest
+    // state may rightly differ between honest nodes and are not compared.
+    agreement: {
+      defaults: namespaces.flatMap((ns) => [`/${ns}/bank/*`, `/${ns}/base/tendermint/v1beta1/blocks/*`, `/${ns}/staking/*`]),
+      rule: (call) => (call.meta.write || (call.meta.height === undefined && !AT_BLOCK.test(call.method)) ? undefined : AGREE),
+    },
   };
 }
 

@@ -16,6 +16,7 @@ import {
   intOption,
   isObjectText,
   memberRaw,
+  jsonRpcSame,
   parseJsonRpcBody,
   patternList,
   patternsOption,
@@ -84,6 +85,8 @@ const PRUNED = /is not available, lowest height is|pruned/i;
 const METHOD_PATH = /^\/([a-z_]{1,64})$/;
 /** URI arguments are JSON-ish: `height=5` or `height="5"`. */
 const QUOTED = /^"(.*)"$/;
+
+const AGREE = jsonRpcSame();
 
 /** What parse reads of a call: the height it is pinned to (URI query, or named or positional params). */
 interface RpcMeta {
@@ -223,6 +226,13 @@ function createHandler(
       };
     },
     describe: describeComet,
+    // Reads at a height agree when their results are equal: a block's app_hash among
+    // them, so a node whose app hash at a height differs from the majority's is disputed.
+    // A read at the latest height may rightly differ and is not compared.
+    agreement: {
+      defaults: ['abci_query', 'block', 'validators', 'header', 'commit', 'block_results'],
+      rule: (call) => (call.meta.height === undefined ? undefined : AGREE),
+    },
   };
 }
 

@@ -10,7 +10,16 @@ import { builtInFamilies } from '../plugin/loader.js';
 import { readChainCors, readServerCors } from './browser-access.js';
 import { readNodeHeaders } from './node-headers.js';
 import { ConfigProblems, Reader, join } from './reader.js';
-import type { ChainConfig, DashboardConfig, GatewayConfig, NodeConfig, ServerCorsConfig, TierConfig, TracingConfig } from './types.js';
+import type {
+  ChainConfig,
+  ConsensusConfig,
+  DashboardConfig,
+  GatewayConfig,
+  NodeConfig,
+  ServerCorsConfig,
+  TierConfig,
+  TracingConfig,
+} from './types.js';
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const ROUTE_PATH = /^(\/[A-Za-z0-9._~-]+)+$/;
@@ -73,12 +82,14 @@ const CHAIN = [
   'hedge',
   'submit',
   'verify',
+  'consensus',
   'cache',
   'cors',
   'options',
   'nodes',
 ] as const;
 const HEDGE = ['minDelayMs', 'maxDelayMs', 'perSecond'] as const;
+const CONSENSUS = ['methods', 'ask', 'agree', 'onDisagree', 'maxDisputeRate', 'minCompared', 'windowMs', 'coolDownMs'] as const;
 const NODE = ['name', 'url', 'ws', 'headers', 'role', 'weight', 'priority'] as const;
 const HEALTH = ['intervalMs', 'timeoutMs', 'maxLag', 'failAfter', 'minBlockTimeMs', 'describeIntervalMs'] as const;
 const BREAKER = ['errorThresholdPercentage', 'volumeThreshold', 'rollingWindowMs', 'resetTimeoutMs'] as const;
@@ -301,10 +312,35 @@ function readChain(r: Reader, name: string, v: unknown, path: string, plugins: P
     hedge: { minDelayMs, maxDelayMs, perSecond: r.int(hedge.perSecond, join(path, 'hedge.perSecond'), 50, 0) },
     submit: r.oneOf(c.submit, join(path, 'submit'), ['all', 'one'] as const, 'all'),
     verify: readVerify(r, c.verify, join(path, 'verify'), impl, name, options, optionProblems.length === 0),
+    consensus: readConsensus(r, c.consensus, join(path, 'consensus'), nodes.length),
     cache: r.oneOf(c.cache, join(path, 'cache'), ['memory', 'redis', 'off'] as const, 'memory'),
     cors: readChainCors(r, c.cors, join(path, 'cors'), cors),
     options: Object.freeze({ ...options }),
     nodes,
+  };
+}
+
+/** `consensus:` of a chain; absent: answers are not checked across nodes. */
+function readConsensus(r: Reader, v: unknown, path: string, nodes: number): ConsensusConfig | undefined {
+  if (v === undefined || v === null) return undefined;
+  const c = r.section(v, path, CONSENSUS) ?? {};
+  const methods = c.methods === undefined ? undefined : r.stringList(c.methods, join(path, 'methods'), []);
+  const ask = r.int(c.ask, join(path, 'ask'), 3, 2, 16);
+  const agree = r.int(c.agree, join(path, 'agree'), Math.floor(ask / 2) + 1, 1, 16);
+  if (agree > ask) r.problems.add(join(path, 'agree'), `must be at most consensus.ask (${ask})`);
+  if (nodes > 0 && ask > nodes)
+    r.problems.add(join(path, 'ask'), `asks ${ask} nodes but the chain lists ${nodes}: list more nodes or ask fewer`);
+  const rate = c.maxDisputeRate ?? 0.2;
+  if (typeof rate !== 'number' || !(rate >= 0 && rate <= 1)) r.problems.add(join(path, 'maxDisputeRate'), 'must be a number from 0 to 1');
+  return {
+    methods,
+    ask,
+    agree,
+    onDisagree: r.oneOf(c.onDisagree, join(path, 'onDisagree'), ['answer-majority', 'error', 'prefer-archive'] as const, 'answer-majority'),
+    maxDisputeRate: typeof rate === 'number' ? rate : 0.2,
+    minCompared: r.int(c.minCompared, join(path, 'minCompared'), 5, 1),
+    windowMs: r.int(c.windowMs, join(path, 'windowMs'), 60_000, 100),
+    coolDownMs: r.int(c.coolDownMs, join(path, 'coolDownMs'), 60_000, 100),
   };
 }
 

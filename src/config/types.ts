@@ -195,6 +195,26 @@ export interface HedgeConfig {
   readonly perSecond: number;
 }
 
+/** N-of-M agreement (src/exec/consensus.ts): listed methods go to `ask` nodes and are answered once `agree` of them agree. */
+export interface ConsensusConfig {
+  /** Method patterns checked; undefined: the plugin's defaults. */
+  readonly methods: readonly string[] | undefined;
+  /** Nodes asked (M). */
+  readonly ask: number;
+  /** Agreeing answers needed (N), at most `ask`. */
+  readonly agree: number;
+  /** No `agree` answers alike: the largest group's answer, the table error, or an archive node's answer. */
+  readonly onDisagree: 'answer-majority' | 'error' | 'prefer-archive';
+  /** A node disputed by the majority on more than this share of its compared calls leaves rotation. */
+  readonly maxDisputeRate: number;
+  /** Compared calls of a node in the window before its rate is judged. */
+  readonly minCompared: number;
+  /** The window the rate is counted over. */
+  readonly windowMs: number;
+  /** How long a disputed node stays out before probes may bring it back. */
+  readonly coolDownMs: number;
+}
+
 export interface ChainConfig {
   readonly name: string;
   readonly plugin: string;
@@ -218,6 +238,8 @@ export interface ChainConfig {
   readonly health: HealthConfig;
   readonly breaker: BreakerConfig;
   readonly hedge: HedgeConfig;
+  /** Answers checked by agreement across nodes; undefined: off. */
+  readonly consensus: ConsensusConfig | undefined;
   /** Submits (transactions) go to every full node at once ('all'), or to one ('one'). */
   readonly submit: 'all' | 'one';
   /** Answer checks the plugin makes (EVM: block hashes recomputed): none, counted only, or refused on a mismatch. */

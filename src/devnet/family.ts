@@ -33,6 +33,8 @@ export interface NodeView {
   now(): number;
   /** The network id SDK-style nodes report (`<network>-devnet-1`; `<network>-other-1` under the otherChain fault). */
   networkId(): string;
+  /** Under the lie fault: the node alters balances and hashes of state it answers. */
+  lying(): boolean;
   /** The node's head: the chain's, held back by the stalled fault or pushed ahead by headOffset. */
   height(): number;
   /** Lowest height the node still serves (1 on archive nodes). */

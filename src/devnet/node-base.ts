@@ -62,6 +62,10 @@ export abstract class DevnetNodeBase implements SimulatedNode, NodeView {
     return `${this.network}-${this.faults.otherChain === true ? 'other' : 'devnet'}-1`;
   }
 
+  lying(): boolean {
+    return this.faults.lie === true;
+  }
+
   height(): number {
     const h = this.chain.height();
     // headOffset: a lying (or broken) node that claims blocks nobody else has.

@@ -41,7 +41,11 @@ export interface NodeFaults {
   maxLogsRange?: number;
   /** The node says it is on another chain: another EVM chain id, network id or chain identifier. */
   otherChain?: boolean;
-  /** The node lies: its answers are altered (an EVM block whose hash is not its header's), for tests of answer checking. */
+  /**
+   * The node lies, for tests of answer checking: altered balances (EVM, SDK bank over REST
+   * and abci_query, objectx), another app hash (CometBFT blocks, status, abci_info; SDK REST
+   * blocks), EVM blocks whose hash is not their header's.
+   */
   lie?: boolean;
 }
 

@@ -12,6 +12,7 @@ import type { Call, Routing } from '../plugin/contract.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { PoolNode } from '../pool/pool-node.js';
 import type { Admission } from '../quota/admission.js';
+import type { Agreement } from './consensus.js';
 import { broadcastCall, splitCall, stateCall, type PolicyContext } from './policies.js';
 import type { CallAccess, Principal } from './access.js';
 import { forward, type CallResult, type ForwardOptions } from './attempts.js';
@@ -166,7 +167,7 @@ export class CallPath {
 
   /**
    * Answers for every routed call, in order: cached, the transport's own, by a policy
-   * (state, broadcast, split, reads after a submit), or from nodes together (a lone
+   * (state, broadcast, split, reads after a submit, agreement across nodes), or from nodes together (a lone
    * cacheable call coalesced); oversize answers split in halves; head reads held at the
    * served head; good answers kept.
    */
@@ -177,6 +178,7 @@ export class CallPath {
     look: Lookup<A>,
   ): Promise<Array<CallResult<A>>> {
     const { own, exchange } = req;
+    const { consensus } = req.chain;
     const ctx = this.context(req);
     const out = new Array<CallResult<A>>(routed.length);
     const missing: C[] = [];
@@ -188,6 +190,7 @@ export class CallPath {
       const call = routed[k] as C;
       const routing = routings[k] as Routing;
       const hit = look.hits[k];
+      let agreement: Agreement<C> | undefined;
       if (hit !== undefined) out[k] = { answer: hit, verdict: 'ok', sure: true };
       else if (own !== undefined && own.claims(call)) alone(k, own.answer(call, routing));
       else if (routing.state !== undefined && exchange.state !== undefined) alone(k, stateCall(ctx, call, routing));
@@ -199,6 +202,8 @@ export class CallPath {
           k,
           ctx.forward([call], [routing], prefer === undefined ? {} : { prefer }).then((r) => r[0] as CallResult<A>),
         );
+      } else if (consensus !== undefined && exchange.agreeable !== undefined && (agreement = consensus.plan(call, routing)) !== undefined) {
+        alone(k, consensus.run(ctx, agreement, routing));
       } else {
         missing.push(call);
         missingRoutings.push(routing);

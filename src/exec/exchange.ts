@@ -49,6 +49,8 @@ export interface Exchange<C extends Call, A> {
   split?(call: C, how: 'fit' | 'halves'): Parts<C, A> | undefined;
   /** The id an answer gives (JSON-RPC: a string `result`, e.g. a transaction hash), for reads of it right after. */
   resultId?(answer: A): string | undefined;
+  /** An answer as agreement compares it (its status and text); absent: calls of this kind are never compared. */
+  agreeable?(answer: A): { readonly status: number; readonly text: string };
   /** Node state named by ids: what the call path needs to keep calls on the node holding it. */
   readonly state?: StateIds<C, A>;
 }

@@ -74,6 +74,10 @@ export class JsonRpcExchange implements Exchange<JsonRpcCall, string>, CacheCode
     return this.codec.alreadyAccepted({ kind: 'jsonrpc', status: 200, text, error: replyError(text) });
   }
 
+  agreeable(answer: string): { status: number; text: string } {
+    return { status: 200, text: answer };
+  }
+
   resultId(answer: string): string | undefined {
     const id = memberRaw(answer, 'result');
     return id !== undefined && id.charCodeAt(0) === 34 ? id : undefined;

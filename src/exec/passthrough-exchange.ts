@@ -34,6 +34,10 @@ export class PassthroughExchange implements Exchange<PassthroughCall, UpstreamRe
     return [{ answer: reply, verdict, sure: true }];
   }
 
+  agreeable(reply: UpstreamReply): { status: number; text: string } {
+    return reply;
+  }
+
   key(call: PassthroughCall, routing: Routing): string | undefined {
     const req = call.request;
     if (routing.cacheTtlMs === undefined || req.method !== 'GET') return undefined;

@@ -1,10 +1,12 @@
 // The admin listener: health (liveness, readiness, per-chain pool state), /metrics,
-// the key and node APIs behind the admin token, and the account dashboard unless it
+// the disagreements between nodes on answers checked by agreement, the key and node
+// APIs behind the admin token, and the account dashboard unless it
 // has a port of its own. Kept off the traffic port so operators can firewall it.
 
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import type { ChainRuntime } from '../chain-runtime.js';
+import type { DisputeLog } from '../exec/disputes.js';
 import { redactHeaders, redactUrl } from '../config/redact.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { PoolNode } from '../pool/pool-node.js';
@@ -19,6 +21,8 @@ export type Lifecycle = 'starting' | 'ready' | 'draining';
 
 export interface AdminAppDeps {
   readonly chains: () => readonly ChainRuntime[];
+  /** Disagreements between nodes on calls checked by agreement. */
+  readonly disputes: DisputeLog;
   readonly metrics: Metrics;
   /** The /metrics text when it is not this registry's alone (a cluster's primary adds every worker's series). */
   readonly scrape?: (() => Promise<string>) | undefined;
@@ -111,6 +115,9 @@ export function createAdminApp(deps: AdminAppDeps): Koa {
   });
   router.get('/health/chains', (ctx) => {
     ctx.body = { chains: deps.chains().map((rt) => poolState(rt, deps.holds)) };
+  });
+  router.get('/health/disputes', (ctx) => {
+    ctx.body = { disputes: deps.disputes.list() };
   });
   router.get('/metrics', async (ctx) => {
     ctx.type = deps.metrics.registry.contentType;

@@ -82,6 +82,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly consensus = new Counter({
+    name: 'noderouter_consensus_total',
+    help: 'Calls checked by agreement across nodes, by chain and outcome (agreed; majority, archive: answered without enough agreeing; refused: answered "nodes disagree"; failed: no node answered).',
+    labelNames: ['chain', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly disagreements = new Counter({
+    name: 'noderouter_node_disagreements_total',
+    help: "Answers of a node that differed from the majority's on a call checked by agreement, by chain and node.",
+    labelNames: ['chain', 'node'] as const,
+    registers: [this.registry],
+  });
+
   readonly splits = new Counter({
     name: 'noderouter_split_calls_total',
     help: 'Calls split into parts (getLogs ranges), by chain and why (limit: over the chain limit; oversize: a node refused it as too big).',

@@ -445,6 +445,42 @@ export interface ChainHandler<M = unknown> {
    * it cannot tell are left out. A node saying another chain never joins rotation.
    */
   describe?(node: NodeClient, timeoutMs: number): Promise<NodeDescription>;
+  /** Optional: how answers agree, for chains that ask several nodes (`consensus`); without it, no call is compared. */
+  readonly agreement?: AgreementCodec<M>;
+}
+
+// ---- agreement: what it means for nodes' answers to agree --------------------------------
+
+/**
+ * How answers to one call are compared when the chain asks several nodes and answers
+ * only when enough agree (`chains.<name>.consensus`). The core asks the nodes, counts and
+ * decides; the plugin says what an answer is, once fields that rightly differ are left out.
+ */
+export interface AgreementRule {
+  /**
+   * 'same': answers agree when their canonical forms are equal. 'highest': numeric
+   * answers that rightly differ by how far a node has got (a nonce, a gas price): any
+   * answers agree, and the highest of them is the answer.
+   */
+  readonly kind: 'same' | 'highest';
+  /**
+   * The answer's text in the form compared: for 'same', a canonical text (fields to
+   * ignore left out, members in one order); for 'highest', the number in decimal.
+   * Undefined when the answer cannot be read (it agrees with nothing).
+   */
+  canonical(text: string): string | undefined;
+}
+
+/** Agreement across nodes for a family: which methods by default, and how each call's answers compare. */
+export interface AgreementCodec<M = unknown> {
+  /** Method patterns (`*` globs over the call's method name) checked when the chain's config lists none. */
+  readonly defaults: readonly string[];
+  /**
+   * How answers to this call compare, or undefined when they may rightly differ between
+   * honest nodes (a read at the latest state that names no height): such a call goes to
+   * one node as usual. Asked of the call as it is sent (a `latest` read already pinned).
+   */
+  rule(call: Call<M>): AgreementRule | undefined;
 }
 
 /** Request limits from config that JSON-RPC parsing applies. */

@@ -2,14 +2,16 @@
 // fails `failAfter` probes in a row, reports an implausible head (head-check.ts), or
 // lags more than `maxLag` behind the best believed head, leaves rotation; it returns
 // when a probe succeeds, its head is believed and it has caught up. A node that says
-// it is on another chain (describe.ts, asked on a slower cadence) never joins it.
+// it is on another chain (describe.ts, asked on a slower cadence) never joins it; one
+// the majority disputed (src/exec/consensus.ts) stays out for its cool-down, then
+// returns like any other, by the next round's probe.
 // One probe per node at a time, each with its own short timeout: probes never pile up.
 
 import type { ChainHandler } from '../plugin/contract.js';
 import { Describer, type DescribeEvents } from './describe.js';
 import { checkHeads } from './head-check.js';
 import type { NodePool, PoolHealth } from './pool.js';
-import type { PoolNode } from './pool-node.js';
+import { DISPUTED, type PoolNode } from './pool-node.js';
 
 export interface ProbeEvents extends DescribeEvents {
   probed?(pool: NodePool, node: PoolNode, ok: boolean): void;
@@ -82,10 +84,12 @@ export class HealthProber {
     checkHeads(this.pool.nodes, this.pool.previousHead, this.pool.now(), this.pool.config.health);
     this.pool.refreshView();
     const best = this.pool.view.head;
+    const now = this.pool.now();
     for (const node of this.pool.nodes) {
       node.lag = best !== undefined && node.head !== undefined ? Math.max(0, best - node.head) : 0;
       let reason = '';
       if (node.wrongChain !== '') reason = node.wrongChain;
+      else if (node.disputedUntil > now) reason = DISPUTED;
       else if (node.consecutiveProbeFailures >= failAfter) reason = 'probe failed';
       else if (node.consecutiveProbeFailures === 0 && node.implausible !== '') reason = node.implausible;
       else if (node.consecutiveProbeFailures === 0 && node.lag > maxLag) reason = `lagging ${node.lag} blocks`;

@@ -29,6 +29,9 @@ export interface Mismatch {
   readonly text: string;
 }
 
+/** Why a node the majority disputed is out of rotation. */
+export const DISPUTED = 'disputed by the majority';
+
 const EWMA_ALPHA = 0.2;
 const SUCCEEDED = (): Promise<void> => Promise.resolve();
 const THROTTLE_BACKOFF_MS = 1_000;
@@ -58,6 +61,10 @@ export class PoolNode implements NodeClient {
   /** The operator's hold (cordon or drain), set by name from the shared hold state; undefined: none. */
   hold: NodeHold | undefined;
   throttledUntil = 0;
+  /** Out of rotation until then for disagreeing with the majority (consensus.ts); probes bring it back after. */
+  disputedUntil = 0;
+  /** Its calls compared by agreement in the current window, and how many the majority disputed. */
+  readonly agreement = { since: 0, compared: 0, disputed: 0 };
   /** What the node said it serves at its last description, and when (the pool's clock); undefined before. */
   described: NodeDescription | undefined;
   describedAt: number | undefined;

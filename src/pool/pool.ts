@@ -5,7 +5,7 @@
 import type { ChainConfig } from '../config/types.js';
 import type { PoolView, Routing } from '../plugin/contract.js';
 import type { PreviousHead } from './head-check.js';
-import { PoolNode } from './pool-node.js';
+import { DISPUTED, PoolNode } from './pool-node.js';
 import { createStrategy, type Strategy } from './strategies.js';
 import { UpstreamNode, type UpstreamOptions, DEFAULT_UPSTREAM_OPTIONS } from './upstream.js';
 
@@ -251,6 +251,18 @@ export class NodePool {
     }
     if (count === 0) return undefined;
     return count === 1 ? this.scratch[0] : this.strategy.pick(this.scratch, count);
+  }
+
+  /**
+   * Take a node out of rotation until `until` (the pool's clock): the majority disputed
+   * its answers. Told once, through the rotation event; probes bring it back after.
+   */
+  disputed(node: PoolNode, until: number): void {
+    node.disputedUntil = until;
+    if (!node.inRotation) return;
+    node.inRotation = false;
+    node.outReason = DISPUTED;
+    this.events.rotation?.(this, node, false, DISPUTED);
   }
 
   /** True when at least one node could take an ordinary call now. */

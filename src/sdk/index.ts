@@ -30,3 +30,4 @@ export * from '../grpc-wire/codes.js';
 export { globMatcher, matchesGlob, type Matcher } from './glob.js';
 export { queryValues } from './query.js';
 export { nodeRpc, type NodeRpcAnswer } from './node-rpc.js';
+export { canonicalJson, jsonRpcHighest, jsonRpcSame, jsonSame } from './agreement.js';

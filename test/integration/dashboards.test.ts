@@ -130,6 +130,7 @@ describe('Grafana dashboards and alert rules', function () {
       'NoderouterSubmitsRefusedEverywhere',
       'NoderouterChainAllNodesHeld',
       'NoderouterNodeHeldLong',
+      'NoderouterNodeDisputed',
     ]);
     for (const [alert, expr] of rules) check(alert, expr);
   });

@@ -107,7 +107,11 @@ class EvmNode implements NodeProtocol {
       const hash = node.chain.hash(r.height);
       return { error: { code: -32000, message: `missing trie node ${hash.slice(2)} (path ) state 0x${hash.slice(4)} is not available` } };
     }
-    return stateAnswer(name, p, r.height);
+    const answer = stateAnswer(name, p, r.height);
+    // A lying node answers a balance nobody else has.
+    return node.lying() && name === 'getBalance' && 'result' in answer
+      ? { result: hexOf(BigInt(answer.result as string) + 10n ** 18n) }
+      : answer;
   }
 
   private block(n: number, full: boolean): Record<string, unknown> {

@@ -25,11 +25,12 @@ function checkpoint(node: NodeView, n: number): Record<string, unknown> {
   };
 }
 
-function balance(owner: string, coinType: string): Record<string, unknown> {
+/** `lie`: a balance nobody else has (the lie fault). */
+function balance(owner: string, coinType: string, lie = false): Record<string, unknown> {
   return {
     coinType,
     coinObjectCount: seeded(`${owner}:${coinType}:count`, 20) + 1,
-    totalBalance: String(BigInt(seeded(`${owner}:${coinType}`, 1_000_000_000) + 1) * 1000n),
+    totalBalance: String(BigInt(seeded(`${owner}:${coinType}`, 1_000_000_000) + 1) * 1000n + (lie ? 1_000_000n : 0n)),
     lockedBalance: {},
   };
 }
@@ -47,9 +48,9 @@ function call(method: string, params: unknown, node: NodeView, txs: ObjectxTxs):
   const head = node.height();
   switch (name) {
     case 'getBalance':
-      return { result: balance(String(p[0] ?? ''), typeof p[1] === 'string' ? p[1] : SUI) };
+      return { result: balance(String(p[0] ?? ''), typeof p[1] === 'string' ? p[1] : SUI, node.lying()) };
     case 'getAllBalances':
-      return { result: [balance(String(p[0] ?? ''), SUI)] };
+      return { result: [balance(String(p[0] ?? ''), SUI, node.lying())] };
     case 'getLatestCheckpointSequenceNumber':
       return { result: String(head) };
     case 'getCheckpoint': {

@@ -3,13 +3,21 @@
 // refuse older heights with CometBFT's real messages. CometBFT answers abci_info and
 // URI calls with id -1. Each node has its mempool for broadcast_tx_* (txs.ts).
 
+import { createHash } from 'node:crypto';
 import { defineDevnetFamily, seeded, type DevRequest, type HttpAnswer, type NodeView, type RpcOutcome } from 'noderouter/devnet';
 import { CometTxs, uriBytes } from './txs.js';
 
 const upperHash = (node: NodeView, h: number): string => node.chain.hash(h).slice(2).toUpperCase();
 const iso = (node: NodeView, h: number): string => new Date(node.chain.time(h) * 1000).toISOString();
 const chainIdOf = (node: NodeView): string => node.networkId();
-const appHash = (node: NodeView, h: number): string => Buffer.from(node.chain.hash(h).slice(2, 66), 'hex').toString('base64');
+/** The app hash at a height, hex: the block's hash, or another under the lie fault. */
+const appHex = (node: NodeView, h: number): string =>
+  node.lying()
+    ? createHash('sha256')
+        .update(`lie:${node.chain.hash(h)}`)
+        .digest('hex')
+    : node.chain.hash(h).slice(2, 66);
+const appHash = (node: NodeView, h: number): string => Buffer.from(appHex(node, h), 'hex').toString('base64');
 
 function header(node: NodeView, h: number): Record<string, unknown> {
   const id = { hash: upperHash(node, Math.max(1, h - 1)), parts: { total: 1, hash: upperHash(node, Math.max(1, h - 1)) } };
@@ -24,7 +32,7 @@ function header(node: NodeView, h: number): Record<string, unknown> {
     validators_hash: 'D1B3C8E5A3F4E6B7C8D9E0F1A2B3C4D5E6F7A8B9C0D1E2F3A4B5C6D7E8F9A0B1',
     next_validators_hash: 'D1B3C8E5A3F4E6B7C8D9E0F1A2B3C4D5E6F7A8B9C0D1E2F3A4B5C6D7E8F9A0B1',
     consensus_hash: '048091BC7DDC283F77BFBF91D73C44DA58C3DF8A9CBC867405D8B7F3DAADA22F',
-    app_hash: upperHash(node, h),
+    app_hash: appHex(node, h).toUpperCase(),
     last_results_hash: 'E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855',
     evidence_hash: 'E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855',
     proposer_address: 'A1B2C3D4E5F60718293A4B5C6D7E8F9012345678',
@@ -113,7 +121,7 @@ function rpc(method: string, params: unknown, node: NodeView, txs: CometTxs): Rp
           },
           sync_info: {
             latest_block_hash: upperHash(node, head),
-            latest_app_hash: upperHash(node, head),
+            latest_app_hash: appHex(node, head).toUpperCase(),
             latest_block_height: String(head),
             latest_block_time: iso(node, head),
             earliest_block_hash: upperHash(node, node.earliest()),
@@ -189,7 +197,8 @@ function rpc(method: string, params: unknown, node: NodeView, txs: CometTxs): Rp
             info: '',
             index: '0',
             key: null,
-            value: null,
+            // A lying node answers state nobody else has (an altered balance).
+            value: node.lying() ? Buffer.from(`lie:${String(arg(params, 'data', 1))}`).toString('base64') : null,
             proofOps: null,
             height: String(r.height),
             codespace: '',
