@@ -33,7 +33,7 @@ export interface NodeView {
   now(): number;
   /** The network id SDK-style nodes report (`<network>-devnet-1`; `<network>-other-1` under the otherChain fault). */
   networkId(): string;
-  /** Under the lie fault: the node alters balances and hashes of state it answers. */
+  /** Under the lie fault: the node alters balances, app hashes and EVM block headers it answers. */
   lying(): boolean;
   /** The node's head: the chain's, held back by the stalled fault or pushed ahead by headOffset. */
   height(): number;
@@ -41,8 +41,6 @@ export interface NodeView {
   earliest(): number;
   /** The getLogs range limit in force now (the maxLogsRange fault, else the setting). */
   maxLogsRange(): number | undefined;
-  /** The lie fault is on: the node alters what it answers (an EVM block whose hash is not its header's). */
-  lying(): boolean;
 }
 
 export interface RpcError {

@@ -80,10 +80,6 @@ export abstract class DevnetNodeBase implements SimulatedNode, NodeView {
     return this.faults.maxLogsRange ?? this.settings.maxLogsRange;
   }
 
-  lying(): boolean {
-    return this.faults.lie === true;
-  }
-
   /** Under the hold fault, keep an answer back until the fault is cleared; true when kept. */
   protected holdBack(answer: () => void): boolean {
     if (this.faults.hold !== true) return false;
