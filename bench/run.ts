@@ -15,7 +15,8 @@
 // BENCH_SKIP_1M=1 to leave out the 1 000 000-key store, BENCH_BEFORE=<git revision> to
 // build that revision too and measure it beside this one (single calls, at full load and
 // at the fixed rate, and batches, 1 key): a before and after in one run.
-// BENCH_ONLY=<scenario,…> measures only the named scenarios (upstream direct always).
+// BENCH_ONLY=<scenario,…> measures only the named scenarios (upstream direct always;
+// `limit accuracy` names those scenarios), and writes its results to the temp dir.
 // BENCH_RATE (default 1000) is the request rate of the fixed-rate scenario, where
 // latency is compared below saturation. BENCH_LIMIT_RATE (default 200) is the rate limit
 // of the limit-accuracy scenarios; BENCH_LEASE (default `leaseMs: 100, leaseTokens: 20`)
@@ -899,10 +900,11 @@ async function main(): Promise<void> {
     targets,
     skipped,
   };
-  // A failed run does not replace the day's results: it is kept aside to be looked at.
-  const out = sanity.ok
-    ? join(ROOT, 'bench', 'results', `${new Date().toISOString().slice(0, 10)}.json`)
-    : join(tmpdir(), `noderouter-bench-FAILED-${Date.now()}.json`);
+  // A failed or partial (BENCH_ONLY) run does not replace the day's results: it is kept aside.
+  const out =
+    sanity.ok && only === undefined
+      ? join(ROOT, 'bench', 'results', `${new Date().toISOString().slice(0, 10)}.json`)
+      : join(tmpdir(), `noderouter-bench-${sanity.ok ? 'partial' : 'FAILED'}-${Date.now()}.json`);
   await writeFile(out, `${JSON.stringify(result, null, 2)}\n`);
   console.log(`written to ${out}`);
   await rm(dir, { recursive: true, force: true });

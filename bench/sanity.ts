@@ -9,7 +9,12 @@ export const MIN_DIRECT_RATIO = 1.5;
 export interface SanityRow {
   readonly target: string;
   readonly rps: number;
+  /** Share of a core the load generator used while this row was measured (1 = all of it). */
+  readonly loadCpu?: number;
 }
+
+/** Above this share of its core, the load generator counts as saturated. */
+const SATURATED = 0.9;
 
 export interface SanityVerdict {
   readonly ok: boolean;
@@ -33,8 +38,15 @@ export function checkSanity(direct: SanityRow | undefined, proxies: readonly San
     : {
         ok: false,
         ratio,
-        message:
-          `sanity: FAILED — ${figures}, under the ${minRatio}× required: the load generator, not the targets, ` +
-          'set the ceiling (saturated, or starved by other work on this machine); the ratios of this run mean nothing',
+        message: `sanity: FAILED — ${figures}, under the ${minRatio}× required: ${why(direct.loadCpu)}; the ratios of this run mean nothing`,
       };
+}
+
+/** Why upstream direct came out too close to a proxy, from the load generator's own CPU. */
+function why(loadCpu: number | undefined): string {
+  if (loadCpu === undefined) return 'the load generator, not the targets, may have set the ceiling';
+  const share = `${Math.round(loadCpu * 100)}% of its core`;
+  return loadCpu >= SATURATED
+    ? `the load generator was saturated (${share}) and set the ceiling`
+    : `the load generator was not saturated (${share}): other work on this machine starved the upstream and the targets unevenly`;
 }

@@ -134,6 +134,15 @@ describe('bench: sanity check', () => {
       .and.to.include('load generator');
   });
 
+  it('says whether the load generator was saturated, from the share of its core it used', () => {
+    const saturated = checkSanity({ target: 'upstream direct', rps: 11_000, loadCpu: 0.97 }, proxies);
+    expect(saturated.ok).to.equal(false);
+    expect(saturated.message).to.include('load generator was saturated (97% of its core)');
+    const starved = checkSanity({ target: 'upstream direct', rps: 11_000, loadCpu: 0.08 }, proxies);
+    expect(starved.ok).to.equal(false);
+    expect(starved.message).to.include('not saturated (8% of its core)').and.to.include('other work on this machine');
+  });
+
   it('fails when there is nothing to compare', () => {
     expect(checkSanity(undefined, proxies).ok).to.equal(false);
     expect(checkSanity({ target: 'upstream direct', rps: 15_000 }, []).ok).to.equal(false);
