@@ -1,8 +1,14 @@
 // The bench's check on itself. The upstream answering directly does strictly less work
-// than any proxy in front of it (which pays for its own hop and shares the upstream's
-// core with it), so "upstream direct" must come out well above every proxy. When it
-// does not, the load generator, not the targets, set the ceiling, and the other rows'
-// ratios mean nothing: the run fails.
+// than a proxy in front of it, which shares the upstream's core and pays for its own
+// hop on top: a Node proxy costs at least what the upstream costs per request (two HTTP
+// exchanges against one), so with a load generator that keeps up, "upstream direct"
+// comes out about twice as fast as the fastest Node proxy. When it is under 1.5×, or the
+// load generator used (nearly) all of its core, the load generator, not the targets,
+// set the ceiling, and the other rows' ratios mean nothing: the run fails.
+//
+// nginx is not held to this: its own cost per request is below the upstream's, so even
+// a perfect load generator shows upstream direct only some 1.6× nginx. It is printed
+// beside the check for reference.
 
 export const MIN_DIRECT_RATIO = 1.5;
 
@@ -13,8 +19,8 @@ export interface SanityRow {
   readonly loadCpu?: number;
 }
 
-/** Above this share of its core, the load generator counts as saturated. */
-const SATURATED = 0.9;
+/** From this share of its core on, the load generator counts as saturated. */
+export const SATURATED = 0.9;
 
 export interface SanityVerdict {
   readonly ok: boolean;
@@ -24,7 +30,7 @@ export interface SanityVerdict {
 }
 
 /**
- * `direct` is the upstream-direct row, `proxies` every proxy measured under the same
+ * `direct` is the upstream-direct row, `proxies` every Node proxy measured under the same
  * conditions (same request, same cores).
  */
 export function checkSanity(direct: SanityRow | undefined, proxies: readonly SanityRow[], minRatio = MIN_DIRECT_RATIO): SanityVerdict {
@@ -33,20 +39,14 @@ export function checkSanity(direct: SanityRow | undefined, proxies: readonly San
   const fastest = proxies.reduce((a, b) => (b.rps > a.rps ? b : a));
   const ratio = fastest.rps > 0 ? direct.rps / fastest.rps : Number.POSITIVE_INFINITY;
   const figures = `upstream direct ${Math.round(direct.rps)} req/s = ${ratio.toFixed(2)}× the fastest proxy (${fastest.target}, ${Math.round(fastest.rps)} req/s)`;
-  return ratio >= minRatio
-    ? { ok: true, ratio, message: `sanity: ok — ${figures}, at least ${minRatio}× as required` }
-    : {
-        ok: false,
-        ratio,
-        message: `sanity: FAILED — ${figures}, under the ${minRatio}× required: ${why(direct.loadCpu)}; the ratios of this run mean nothing`,
-      };
-}
-
-/** Why upstream direct came out too close to a proxy, from the load generator's own CPU. */
-function why(loadCpu: number | undefined): string {
-  if (loadCpu === undefined) return 'the load generator, not the targets, may have set the ceiling';
-  const share = `${Math.round(loadCpu * 100)}% of its core`;
-  return loadCpu >= SATURATED
-    ? `the load generator was saturated (${share}) and set the ceiling`
-    : `the load generator was not saturated (${share}): other work on this machine starved the upstream and the targets unevenly`;
+  const load = direct.loadCpu === undefined ? '' : `, the load generator at ${Math.round(direct.loadCpu * 100)}% of its core`;
+  const saturated = direct.loadCpu !== undefined && direct.loadCpu >= SATURATED;
+  if (ratio >= minRatio && !saturated)
+    return { ok: true, ratio, message: `sanity: ok — ${figures}, at least ${minRatio}× as required${load}` };
+  const why = saturated
+    ? `the load generator was saturated${load} and set the ceiling`
+    : direct.loadCpu === undefined
+      ? `under the ${minRatio}× required: the load generator, not the targets, may have set the ceiling`
+      : `under the ${minRatio}× required, though the load generator was not saturated${load}: other work on this machine starved the upstream and the targets unevenly`;
+  return { ok: false, ratio, message: `sanity: FAILED — ${figures}; ${why}; the ratios of this run mean nothing` };
 }
