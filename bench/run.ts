@@ -20,8 +20,9 @@
 // `limit accuracy` names those scenarios), and writes its results to the temp dir.
 // BENCH_RATE (default 1000) is the request rate of the fixed-rate scenario, where
 // latency is compared below saturation. BENCH_LIMIT_RATE (default 200) is the rate limit
-// of the limit-accuracy scenarios; BENCH_LEASE (default `leaseMs: 100, leaseTokens: 20`)
-// the lease settings of the store in the scenarios with leases.
+// of the limit-accuracy scenarios; BENCH_LEASE (default `leaseMs: 200, leaseTokens: auto`)
+// the lease settings of the store in the scenarios with leases. Rows named "Redis
+// store" use the store's defaults, whatever they are in the build measured.
 //
 // Scenarios that need a setting this build does not know (server.workers, store.leaseMs)
 // are skipped with a line saying so: check-config decides.
@@ -53,7 +54,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
  */
 const RATE = Number(process.env.BENCH_RATE ?? 1000);
 const LIMIT_RATE = Number(process.env.BENCH_LIMIT_RATE ?? 200);
-const LEASE = process.env.BENCH_LEASE ?? 'leaseMs: 100, leaseTokens: 20';
+const LEASE = process.env.BENCH_LEASE ?? 'leaseMs: 200, leaseTokens: auto';
 /** An unrecorded pass per target first, so JIT and connections are warm when measured. */
 const WARMUP_SECONDS = 2;
 const TASKSET = existsSync('/usr/bin/taskset');
@@ -553,6 +554,14 @@ async function main(): Promise<void> {
       needs: 'store.leaseMs / store.leaseTokens',
       cores: TARGET_CORE,
     },
+    {
+      label: '1 key (Redis store, exact per-request limits)',
+      keys: 1,
+      kind: 'redis',
+      store: 'leaseTokens: 0',
+      needs: 'store.leaseTokens',
+      cores: TARGET_CORE,
+    },
     // Workers: the gateway, the upstream and wrk all run on both cores (as an operator
     // would run them), one worker against two.
     { label: '1 worker, all cores', keys: 1, kind: 'file', server: 'workers: 1', needs: 'server.workers', cores: ALL_CORES },
@@ -724,11 +733,21 @@ async function main(): Promise<void> {
   if (only === undefined || only.includes('limit accuracy')) {
     const limitSpecs: GatewaySpec[] = [
       {
+        label: '2 instances on Redis, store defaults',
+        keys: 1,
+        kind: 'redis',
+        tier: 'limited',
+        instances: 2,
+        cores: TARGET_CORE,
+      },
+      {
         label: '2 instances on Redis, exact per-request limits',
         keys: 1,
         kind: 'redis',
         tier: 'limited',
         instances: 2,
+        store: 'leaseTokens: 0',
+        needs: 'store.leaseTokens',
         cores: TARGET_CORE,
       },
       {
