@@ -16,8 +16,9 @@
 // BENCH_SKIP_1M=1 to leave out the 1 000 000-key store, BENCH_BEFORE=<git revision> to
 // build that revision too and measure it beside this one (single calls, at full load and
 // at the fixed rate, and batches, 1 key): a before and after in one run.
-// BENCH_ONLY=<scenario,…> measures only the named scenarios (upstream direct always;
-// `limit accuracy` names those scenarios), and writes its results to the temp dir.
+// BENCH_ONLY=<scenario,…> measures only the named scenarios (`limit accuracy` names
+// those; upstream direct and the bare proxy's single calls always run, for the sanity
+// check), and writes its results to the temp dir.
 // BENCH_RATE (default 1000) is the request rate of the fixed-rate scenario, where
 // latency is compared below saturation. BENCH_LIMIT_RATE (default 200) is the rate limit
 // of the limit-accuracy scenarios; BENCH_LEASE (default `leaseMs: 200, leaseTokens: auto`)
@@ -686,7 +687,12 @@ async function main(): Promise<void> {
 
   // BENCH_ONLY=single,REST GET measures only those scenarios (quicker, while working on one).
   const only = process.env.BENCH_ONLY?.split(',').map((x) => x.trim());
-  if (only !== undefined) plan.splice(0, plan.length, ...plan.filter((p) => p.target === 'upstream direct' || only.includes(p.scenario)));
+  // The sanity check's pair (upstream direct, the bare proxy's single calls) always runs.
+  const kept = (p: Entry): boolean =>
+    only === undefined ||
+    only.includes(p.scenario) ||
+    (p.scenario === 'single' && (p.target === 'upstream direct' || p.target === 'bare proxy'));
+  plan.splice(0, plan.length, ...plan.filter(kept));
   const measure = async (p: Entry, seconds?: number): Promise<LoadResult> => {
     if (p.allCores === true) pin(upstreamProc.pid, ALL_CORES);
     try {
@@ -846,6 +852,8 @@ async function main(): Promise<void> {
   const row = (scenario: string, target: string): (typeof rows)[number] | undefined =>
     rows.find((r) => r.scenario === scenario && r.target === target);
   const targets: Array<{ target: string; result: string }> = [];
+  const notMeasured = (label: string, setting: string): string =>
+    gateways.has(label) ? 'not measured in this run (BENCH_ONLY)' : `not measured: this build does not recognise ${setting}`;
   const pct = (x: number): string => `${(x * 100).toFixed(0)}%`;
   const nr1 = row('single', 'noderouter, 1 key');
   const bareSingle = row('single', 'bare proxy');
@@ -863,7 +871,7 @@ async function main(): Promise<void> {
     target: 'Redis store with leases: CPU per request within 15% of the file store’s',
     result:
       leased?.cpuUs === undefined || nr1?.cpuUs === undefined
-        ? 'not measured: this build does not recognise store.leaseMs / store.leaseTokens'
+        ? notMeasured('1 key (Redis store with leases)', 'store.leaseMs / store.leaseTokens')
         : verdict(leased.cpuUs <= nr1.cpuUs * 1.15, `${(leased.cpuUs / nr1.cpuUs).toFixed(2)}× the file store’s`),
   });
   const hit = row('cache hit', 'noderouter, 1 key');
@@ -878,7 +886,7 @@ async function main(): Promise<void> {
     target: '2 workers ≥ 1.4× one worker’s req/s, cost per request flat',
     result:
       w1 === undefined || w2 === undefined
-        ? 'not measured: this build does not recognise server.workers'
+        ? notMeasured('2 workers, all cores', 'server.workers')
         : verdict(
             w2.rps >= w1.rps * 1.4,
             `${(w2.rps / w1.rps).toFixed(2)}×; CPU per request ${w1.cpuUs?.toFixed(0) ?? '-'} → ${w2.cpuUs?.toFixed(0) ?? '-'} µs`,
