@@ -134,9 +134,9 @@ chains:
     expect(p).to.have.members([
       'chains.hub.nodes[0].headers.Host cannot be set: the gateway writes host itself',
       "chains.hub.nodes[0].headers.bad name is not a valid header name (letters, digits and !#$%&'*+.^_`|~- only)",
-      'chains.hub.nodes[0].headers.X-Token must hold printable ASCII only (no line breaks or control characters; the value is not repeated here)',
+      'chains.hub.nodes[0].headers.X-Token must be a non-empty string of printable ASCII, e.g. "Bearer ${NODE_TOKEN}" (no line breaks or control characters; the value is not repeated here)',
       'chains.hub.nodes[0].headers.x-token is given twice (header names are the same in any case)',
-      'chains.hub.nodes[0].headers.Empty must be a non-empty string, e.g. "Bearer ${NODE_TOKEN}"',
+      'chains.hub.nodes[0].headers.Empty must be a non-empty string of printable ASCII, e.g. "Bearer ${NODE_TOKEN}" (no line breaks or control characters; the value is not repeated here)',
       'chains.hub.nodes[0].headers.Sec-WebSocket-Key cannot be set: the gateway writes sec-websocket-key itself',
     ]);
     expect(p.join('\n')).not.to.contain('sec-1');
