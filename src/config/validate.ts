@@ -28,6 +28,8 @@ function validator(schema: TSchema): ValidateFunction {
 export interface ShapeResult {
   /** "<path> <message>" lines, one per faulty setting. */
   readonly problems: string[];
+  /** The same as [path, message] pairs. */
+  readonly pairs: Array<[string, string]>;
   /** No problem at this JSON pointer (below `at`), so its value has the type the schema says. */
   ok(pointer: string): boolean;
   /** No problem at this JSON pointer or anywhere below it. */
@@ -58,7 +60,7 @@ export function checkShape(schema: TSchema, tree: unknown, at: string, noun: str
   const validate = validator(schema);
   validate(tree);
   const errors = validate.errors ?? [];
-  const problems: string[] = [];
+  const pairs: Array<[string, string]> = [];
   const printed = new Set<string>();
   const exact = new Set<string>();
   const below: string[] = [];
@@ -68,7 +70,7 @@ export function checkShape(schema: TSchema, tree: unknown, at: string, noun: str
     const path = printPath(tree, pointer, at);
     if (printed.has(path)) return;
     printed.add(path);
-    problems.push(`${path} ${message}`);
+    pairs.push([path, message]);
   };
   // Branch errors of a failed anyOf say less than the anyOf's own message.
   const unions = errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf').map((e) => e.schemaPath);
@@ -91,7 +93,8 @@ export function checkShape(schema: TSchema, tree: unknown, at: string, noun: str
     }
   }
   return {
-    problems,
+    problems: pairs.map(([path, message]) => `${path} ${message}`),
+    pairs,
     ok: (pointer) => !exact.has(pointer),
     clean: (pointer) => !below.some((p) => p === pointer || p.startsWith(`${pointer}/`)),
   };
