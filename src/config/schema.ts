@@ -91,8 +91,9 @@ function hasCredentials(u: URL): boolean {
 
 function readNode(ctx: Ctx, n: NodeFile, at: string, path: string, transport: 'http' | 'grpc'): NodeConfig {
   const { problems, shape } = ctx;
-  const url = n.url;
-  if (shape.ok(`${at}/url`)) {
+  // A setting the shape found wrong or missing is not read again (its problem is already listed).
+  const url = shape.ok(`${at}/url`) ? n.url : '';
+  if (url !== '') {
     const u = parsedUrl(url);
     if (u !== undefined && hasCredentials(u)) problems.add(join(path, 'url'), CREDENTIALS);
     else if (u === undefined || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.hash !== '') {
@@ -118,7 +119,7 @@ function readNode(ctx: Ctx, n: NodeFile, at: string, path: string, transport: 'h
   const headers =
     n.headers !== undefined && shape.ok(`${at}/headers`) ? readNodeHeaders(problems, n.headers, join(path, 'headers'), transport) : {};
   return {
-    name: n.name,
+    name: shape.ok(`${at}/name`) ? n.name : '',
     url: trimSlashes(url),
     ws: ws ?? trimSlashes(url.replace(/^http/, 'ws')),
     headers,
@@ -180,7 +181,7 @@ function readChain(ctx: Ctx, name: string, c: ChainFile, plugins: PluginLookup, 
   const optionsOk = impl !== undefined && shape.ok(`${at}/options`) && readOptions(ctx, impl, options, join(path, 'options'));
   const transport = impl === undefined || !optionsOk ? 'http' : listenerOf(problems, impl, name, options, join(path, 'plugin'));
   // A gRPC chain without a route is the default gRPC chain.
-  const route = c.route ?? {};
+  const route = shape.clean(`${at}/route`) ? (c.route ?? {}) : {};
   if (c.route === undefined && transport === 'http') problems.add(join(path, 'route'), 'is required');
   if (transport === 'grpc' && route.path !== undefined && shape.clean(`${at}/route`)) {
     problems.add(
@@ -269,8 +270,8 @@ function readDuration(problems: ConfigProblems, v: string | number, path: string
 }
 
 function readDashboard({ problems, shape }: Ctx, d: ConfigFile['dashboard']): DashboardConfig {
-  const publicUrl = d.publicUrl?.replace(/\/+$/, '');
-  if (publicUrl !== undefined && shape.ok('/dashboard/publicUrl')) {
+  const publicUrl = shape.ok('/dashboard/publicUrl') ? d.publicUrl?.replace(/\/+$/, '') : undefined;
+  if (publicUrl !== undefined) {
     const u = parsedUrl(publicUrl);
     // The dashboard lives at /dashboard of this origin: a path here would be ignored, so refuse it.
     if (u === undefined || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.origin !== publicUrl) {

@@ -241,7 +241,7 @@ export const Chain = Shape({
           Str(undefined, { pattern: '^[A-Za-z0-9.-]+(:\\d+)?$', errorMessage: 'must be a host name like "l1.example.com"' }),
         ),
       },
-      { minProperties: 1, errorMessage: 'needs a path, a host, or both' },
+      { minProperties: 1, errorMessage: 'must be a mapping with a path, a host, or both, like { path: /l1 }' },
     ),
   ),
   archiveOnly: Bool(false),

@@ -84,7 +84,7 @@ export function checkShape(schema: TSchema, tree: unknown, at: string, noun: str
       const properties = (schema.properties ?? {}) as Record<string, Json>;
       add(`${e.instancePath}/${escape(key)}`, `is required${requiredHint(properties[key] ?? {})}`);
     } else if (e.keyword === 'additionalProperties') {
-      const known = Object.keys((schema.properties ?? {}) as Json);
+      const known = Object.keys(schema.properties ?? {});
       add(`${e.instancePath}/${escape(String(params.additionalProperty))}`, `is not a known ${noun} (known: ${known.join(', ')})`);
     } else if (e.propertyName !== undefined) {
       add(`${e.instancePath}/${escape(e.propertyName)}`, message(e, schema));

@@ -179,6 +179,46 @@ chains:
     ]);
   });
 
+  it('reads ${ENV} strings as the numbers and booleans a setting takes, and an empty key as left out', async () => {
+    const c = await parseConfig(
+      `${BASE}server: { maxConnections: "\${MAX}", adminHost: }\ndashboard: { enabled: "\${DASH}" }\n`,
+      '/etc/nr.yaml',
+      { MAX: '500', DASH: 'true' },
+    );
+    expect(c.server.maxConnections).to.equal(500);
+    expect(c.server.adminHost).to.equal('127.0.0.1');
+    expect(c.dashboard.enabled).to.equal(true);
+    const p = await problems(`${BASE}server: { maxConnections: "\${MAX}" }\n`, { MAX: 'many' });
+    expect(p).to.deep.equal(['server.maxConnections must be an integer from 1 to 9007199254740991']);
+  });
+
+  it('names the path of typical mistakes: a list where a mapping goes, a missing url, a word for a number, a misspelt key', async () => {
+    const p = await problems(
+      BASE.replace('route: { path: /hub/rpc }', 'route: [/hub/rpc]\n    maxAttempts: three\n    helth: { intervalMs: 100 }').replace(
+        '{ name: b, url: "http://127.0.0.1:2", role: archive }',
+        '{ name: b, role: archive, weight: 0 }',
+      ),
+    );
+    expect(p).to.have.members([
+      'chains.hub.helth is not a known setting (known: plugin, network, chainId, route, archiveOnly, strategy, attemptTimeoutMs, maxAttempts, health, breaker, hedge, submit, cache, cors, options, nodes)',
+      'chains.hub.route must be a mapping with a path, a host, or both, like { path: /l1 }',
+      'chains.hub.maxAttempts must be an integer from 1 to 10',
+      'chains.hub.nodes[1].url is required (a string)',
+      'chains.hub.nodes[1].weight must be an integer from 1 to 1000',
+    ]);
+  });
+
+  it('checks plugin options against the plugin’s schema, naming each by its path', async () => {
+    const p = await problems(
+      BASE.replace('plugin: sdk-rpc', 'plugin: evm\n    options: { namespaces: [eth, "e t"], costs: { getLogs: 0 }, getLogsSplit: maybe }'),
+    );
+    expect(p).to.have.members([
+      'chains.hub.options.namespaces[1] must be a name of letters and digits, like those of [eth, evm]',
+      'chains.hub.options.costs.getLogs must be a positive integer',
+      'chains.hub.options.getLogsSplit must be true or false',
+    ]);
+  });
+
   it('passes plugin options to the plugin to judge', async () => {
     const p = await problems(BASE.replace('plugin: sdk-rpc', 'plugin: evm\n    options: { fullHistory: -3, colour: red }'));
     expect(p.some((x) => x.startsWith('chains.hub.options.fullHistory'))).to.equal(true);
