@@ -3,18 +3,40 @@
 // path-precise problems; `npm run schema` turns it into config/noderouter.schema.json,
 // which editors use to check and complete config files.
 //
-// Adding a setting:
-//   1. one line in its section below, e.g. `leaseMs: Int(100, 60_000, 5_000),` in
-//      Store (Int(min, max, default), Str(default), Bool(default), Enum([...], default),
-//      Type.Optional(...) for a setting without a default);
-//   2. read it where schema.ts builds that section, and add it to types.ts;
-//   3. `npm run schema`, and a row in the README config table.
-// Checks across settings (references, duplicates, URLs, durations' ranges) stay in
-// schema.ts; a plugin's `options` come from its own `optionsSchema`.
+// Adding a setting (e.g. store.leaseMs, server.workers, chains.<name>.consensus):
+//   1. one line in its section below: `leaseMs: Int(100, 60_000, 5_000),` in Store,
+//      `workers: Int(1, 64, 1),` in Server, `consensus: Section({ ... }),` in Chain.
+//      Int(min, max, default), Str(default), Bool(default), Enum([...], default),
+//      Limit(default), Section({...}) for a block of settings, Type.Optional(...) for
+//      a setting without a default; `errorMessage` when the generic message
+//      ("must be an integer from 1 to 64") does not say enough.
+//   2. add it to types.ts. Sections handed through as they are (server, keys, cache,
+//      devnet, health, breaker, hedge) need nothing more: ShapeMatchesTypes at the
+//      end of this file fails typecheck until shape and types agree. Others are read
+//      in schema.ts: readStore (store), readChain (chains.<name>), readTier, readLog,
+//      readTracing, readDashboard: one line there (`leaseMs: s.leaseMs,`).
+//   3. checks across settings (a reference to another chain, a duplicate, a URL, a
+//      duration's range) go in schema.ts, with the path in the message;
+//   4. `npm run schema` (a test fails while config/noderouter.schema.json is stale),
+//      and a row in the README config table.
+// A plugin's `options` come from its own `optionsSchema` (src/plugin/contract.ts).
 
 import { Type, type Static } from '@sinclair/typebox';
 import { describeDuration } from './duration.js';
+import type { NodeRole } from '../plugin/contract.js';
 import { Bool, Enum, Int, Limit, Named, Section, Shape, Str } from './shape-kit.js';
+import type {
+  BreakerConfig,
+  CacheConfig,
+  DevnetConfig,
+  HealthConfig,
+  HedgeConfig,
+  KeysConfig,
+  LogLevel,
+  ServerConfig,
+  StoreConfig,
+  StrategyName,
+} from './types.js';
 
 const MB = 1_048_576;
 const MINUTE = 60_000;
@@ -299,3 +321,24 @@ export type ConfigFile = Static<typeof ConfigFile>;
 export type ChainFile = Static<typeof Chain>;
 export type NodeFile = ConfigFile['chains'][string]['nodes'][number];
 export type TierFile = Static<typeof Tier>;
+
+// Compile-time: the sections handed through as they are have exactly the settings
+// types.ts names, and the words match, so a setting added on one side only fails
+// `npm run typecheck`.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Expect<T extends true> = T;
+type Handled = 'cors' | 'trustedProxies' | 'publicUrl';
+export type ShapeMatchesTypes = [
+  Expect<Same<Omit<ConfigFile['server'], Handled>, Omit<ServerConfig, Handled>>>,
+  Expect<Same<ConfigFile['keys'], KeysConfig>>,
+  Expect<Same<ConfigFile['cache'], CacheConfig>>,
+  Expect<Same<ConfigFile['devnet'], DevnetConfig>>,
+  Expect<Same<ChainFile['health'], HealthConfig>>,
+  Expect<Same<ChainFile['breaker'], BreakerConfig>>,
+  Expect<Same<ChainFile['hedge'], HedgeConfig>>,
+  Expect<Same<ChainFile['strategy'], StrategyName>>,
+  Expect<Same<ConfigFile['log']['level'], LogLevel>>,
+  Expect<Same<NodeFile['role'], NodeRole | undefined>>,
+  Expect<Same<ConfigFile['store']['kind'], StoreConfig['kind']>>,
+  Expect<Same<ConfigFile['store']['onFailure'], StoreConfig['onFailure']>>,
+];
