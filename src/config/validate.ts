@@ -95,7 +95,7 @@ export function checkShape(schema: TSchema, tree: unknown, at: string, noun: str
     }
   }
   return {
-    problems: pairs.map(([path, message]) => `${path} ${message}`),
+    problems: pairs.map(([path, message]) => `${path === '' ? 'the file' : path} ${message}`),
     pairs,
     ok: (pointer) => !exact.has(pointer),
     clean: (pointer) => !below.some((p) => p === pointer || p.startsWith(`${pointer}/`)),
