@@ -5,8 +5,8 @@
 // are logs.ts; the core does the rest.
 
 import {
-  costTable,
   costsOption,
+  CostsSchema,
   CostTable,
   DEFAULT_BLOCK_TIME_MS,
   definePlugin,
@@ -15,18 +15,18 @@ import {
   intOption,
   jsonRpcAtRoot,
   jsonRpcVerdict,
-  nameList,
+  NameList,
   namesOption,
+  OptionsSchema,
   parseJsonRpcBody,
-  patternList,
+  PatternList,
   patternsOption,
-  positiveInt,
-  unknownKeys,
+  PositiveInt,
+  Type,
   type ChainHandler,
   type JsonLimits,
   type JsonRpcCodec,
   type NodeHead,
-  type Problems,
   type VerifyMode,
 } from 'noderouter/plugin';
 import { evmAgreement } from './agreement.js';
@@ -94,24 +94,18 @@ function createHandler(o: EvmOptions): ChainHandler<undefined> {
   };
 }
 
-const OPTIONS = ['namespaces', 'fullHistory', 'costs', 'blockTimeMs', 'finalityDepth', 'openMethods', 'getLogsMaxRange', 'getLogsSplit'];
-
 export default definePlugin({
   name: 'evm',
-  validateOptions(options): Problems {
-    const problems: Problems = [];
-    unknownKeys(options, OPTIONS, problems);
-    nameList(options, 'namespaces', '[eth, evm]', problems);
-    positiveInt(options, 'fullHistory', problems);
-    positiveInt(options, 'blockTimeMs', problems);
-    positiveInt(options, 'finalityDepth', problems);
-    patternList(options, 'openMethods', '["admin_peers", "txpool_*"]', problems);
-    if (options.getLogsMaxRange !== 0) positiveInt(options, 'getLogsMaxRange', problems);
-    if (options.getLogsSplit !== undefined && typeof options.getLogsSplit !== 'boolean')
-      problems.push(['getLogsSplit', 'must be true or false']);
-    costTable(options, '{ getLogs: 5, "trace_*": 10 }', problems);
-    return problems;
-  },
+  optionsSchema: OptionsSchema({
+    namespaces: NameList('[eth, evm]'),
+    fullHistory: PositiveInt(),
+    costs: CostsSchema('{ getLogs: 5, "trace_*": 10 }'),
+    blockTimeMs: PositiveInt(),
+    finalityDepth: PositiveInt(),
+    openMethods: PatternList('["admin_peers", "txpool_*"]'),
+    getLogsMaxRange: Type.Integer({ minimum: 0, errorMessage: 'must be 0 (any range) or a positive integer' }),
+    getLogsSplit: Type.Boolean(),
+  }),
   create(ctx) {
     const opts = ctx.options;
     return createHandler({

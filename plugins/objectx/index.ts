@@ -4,8 +4,8 @@
 // full nodes, whose "pruned" answer sends them on to archive (core retry).
 
 import {
-  costTable,
   costsOption,
+  CostsSchema,
   CostTable,
   DEFAULT_BLOCK_TIME_MS,
   definePlugin,
@@ -16,19 +16,18 @@ import {
   jsonRpcSame,
   jsonRpcVerdict,
   methodTable,
-  nameList,
+  NameList,
   namesOption,
+  OptionsSchema,
   parseJsonRpcBody,
-  positiveInt,
+  PositiveInt,
   splitMethod,
-  unknownKeys,
   type Call,
   type ChainHandler,
   type JsonLimits,
   type JsonRpcCodec,
   type NodeHead,
   type PoolView,
-  type Problems,
   type Routing,
 } from 'noderouter/plugin';
 import { describeObjectx } from './describe.js';
@@ -205,19 +204,14 @@ function createHandler(o: ObjectxOptions): ChainHandler<undefined> {
   };
 }
 
-const OPTIONS = ['namespaces', 'fullHistory', 'costs', 'blockTimeMs'];
-
 export default definePlugin({
   name: 'objectx',
-  validateOptions(options): Problems {
-    const problems: Problems = [];
-    unknownKeys(options, OPTIONS, problems);
-    nameList(options, 'namespaces', '[sui, suix, objectx]', problems);
-    positiveInt(options, 'fullHistory', problems);
-    positiveInt(options, 'blockTimeMs', problems);
-    costTable(options, '{ queryEvents: 5 }', problems);
-    return problems;
-  },
+  optionsSchema: OptionsSchema({
+    namespaces: NameList('[sui, suix, objectx]'),
+    fullHistory: PositiveInt(),
+    costs: CostsSchema('{ queryEvents: 5 }'),
+    blockTimeMs: PositiveInt(),
+  }),
   create(ctx) {
     const opts = ctx.options;
     return createHandler({

@@ -6,8 +6,8 @@
 
 import {
   atHeight,
-  costTable,
   costsOption,
+  CostsSchema,
   CostTable,
   decimalHeader,
   decimalHeight,
@@ -16,12 +16,11 @@ import {
   GRPC_UNAVAILABLE,
   GRPC_UNIMPLEMENTED,
   intOption,
-  positiveInt,
-  unknownKeys,
+  OptionsSchema,
+  PositiveInt,
   type ChainHandler,
   type GrpcReply,
   type NodeHead,
-  type Problems,
   type Routing,
   type Verdict,
 } from 'noderouter/plugin';
@@ -131,13 +130,10 @@ function createHandler(fullHistory: number, costs: CostTable): ChainHandler<Grpc
 
 export default definePlugin({
   name: 'sdk-grpc',
-  validateOptions(options): Problems {
-    const problems: Problems = [];
-    unknownKeys(options, ['fullHistory', 'costs'], problems);
-    positiveInt(options, 'fullHistory', problems);
-    costTable(options, '{ "/cosmos.tx.v1beta1.Service/Simulate": 5, "/cosmwasm.wasm.v1.Query/*": 3 }', problems);
-    return problems;
-  },
+  optionsSchema: OptionsSchema({
+    fullHistory: PositiveInt(),
+    costs: CostsSchema('{ "/cosmos.tx.v1beta1.Service/Simulate": 5, "/cosmwasm.wasm.v1.Query/*": 3 }'),
+  }),
   create(ctx) {
     return createHandler(intOption(ctx.options, 'fullHistory', 128), new CostTable({}, costsOption(ctx.options)));
   },

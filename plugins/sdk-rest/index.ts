@@ -6,8 +6,8 @@
 
 import {
   atHeight,
-  costTable,
   costsOption,
+  CostsSchema,
   CostTable,
   decimalHeader,
   decimalHeight,
@@ -16,16 +16,15 @@ import {
   intOption,
   isObjectText,
   jsonSame,
-  nameList,
+  NameList,
   namesOption,
-  positiveInt,
+  OptionsSchema,
+  PositiveInt,
   queryValues,
-  unknownKeys,
   type ChainHandler,
   type NodeHead,
   type PassthroughReply,
   type PoolView,
-  type Problems,
   type Routing,
   type UpstreamRequest,
   type Verdict,
@@ -198,15 +197,12 @@ function createHandler(namespaces: readonly string[], fullHistory: number, costs
 
 export default definePlugin({
   name: 'sdk-rest',
-  validateOptions(options): Problems {
-    const problems: Problems = [];
-    unknownKeys(options, ['namespaces', 'fullHistory', 'costs', 'blockTimeMs'], problems);
-    nameList(options, 'namespaces', '[cosmos, sdk]', problems);
-    positiveInt(options, 'fullHistory', problems);
-    positiveInt(options, 'blockTimeMs', problems);
-    costTable(options, '{ "/cosmos/tx/v1beta1/txs": 2, "/cosmwasm/*": 3 }', problems);
-    return problems;
-  },
+  optionsSchema: OptionsSchema({
+    namespaces: NameList('[cosmos, sdk]'),
+    fullHistory: PositiveInt(),
+    costs: CostsSchema('{ "/cosmos/tx/v1beta1/txs": 2, "/cosmwasm/*": 3 }'),
+    blockTimeMs: PositiveInt(),
+  }),
   create(ctx) {
     const opts = ctx.options;
     return createHandler(

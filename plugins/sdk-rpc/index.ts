@@ -6,8 +6,8 @@
 
 import {
   atHeight,
-  costTable,
   costsOption,
+  CostsSchema,
   CostTable,
   decimalHeight,
   DEFAULT_BLOCK_TIME_MS,
@@ -17,21 +17,20 @@ import {
   isObjectText,
   memberRaw,
   jsonRpcSame,
+  OptionsSchema,
   parseJsonRpcBody,
-  patternList,
+  PatternList,
   patternsOption,
-  positiveInt,
+  PositiveInt,
   queryValues,
   replyError,
-  unknownKeys,
   type ChainHandler,
   type JsonLimits,
   type JsonRpcCodec,
   type NodeHead,
   type PoolView,
-  type Problems,
-  type RpcErrorInfo,
   type Routing,
+  type RpcErrorInfo,
   type Verdict,
 } from 'noderouter/plugin';
 import { describeComet } from './describe.js';
@@ -238,15 +237,12 @@ function createHandler(
 
 export default definePlugin({
   name: 'sdk-rpc',
-  validateOptions(options): Problems {
-    const problems: Problems = [];
-    unknownKeys(options, ['fullHistory', 'costs', 'blockTimeMs', 'openMethods'], problems);
-    patternList(options, 'openMethods', '["unsafe_flush_mempool"]', problems);
-    positiveInt(options, 'fullHistory', problems);
-    positiveInt(options, 'blockTimeMs', problems);
-    costTable(options, '{ tx_search: 5, "broadcast_*": 2 }', problems);
-    return problems;
-  },
+  optionsSchema: OptionsSchema({
+    fullHistory: PositiveInt(),
+    costs: CostsSchema('{ tx_search: 5, "broadcast_*": 2 }'),
+    blockTimeMs: PositiveInt(),
+    openMethods: PatternList('["unsafe_flush_mempool"]'),
+  }),
   create(ctx) {
     const opts = ctx.options;
     return createHandler(

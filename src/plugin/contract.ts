@@ -6,6 +6,7 @@
 // Types only, plus the identity helper `definePlugin`.
 
 import type { IncomingHttpHeaders } from 'node:http';
+import type { TSchema } from '@sinclair/typebox';
 
 export type NodeRole = 'full' | 'archive';
 
@@ -496,7 +497,7 @@ export interface PluginContext {
   readonly chain: string;
   /** Pass to parseJsonRpcBody. */
   readonly limits: JsonLimits;
-  /** The plugin's own options block from config, validated by `validateOptions`. */
+  /** The plugin's own options block from config, valid against its `optionsSchema`. */
   readonly options: Readonly<Record<string, unknown>>;
   /** Whether the chain checks answers (`chains.<name>.verify`); absent: off. A probe checks what it reads unless off. */
   readonly verify?: VerifyMode;
@@ -505,8 +506,17 @@ export interface PluginContext {
 export interface ChainPlugin<M = unknown> {
   readonly name: string;
   /**
-   * Check the `options` block of a chain using this plugin. Returns problems as
-   * `[pathBelowOptions, message]` pairs; an empty list means valid.
+   * The shape of the `options` block of a chain using this plugin, built with `Type`
+   * (TypeBox, re-exported by `noderouter/plugin`): check-config checks it with the
+   * path of each problem, and the config's JSON Schema (config/noderouter.schema.json)
+   * carries it so editors check and complete the options. Without one, any options
+   * pass. Give an `errorMessage` to say what a setting accepts.
+   */
+  readonly optionsSchema?: TSchema;
+  /**
+   * Optional: checks across options the schema cannot express, run once the options
+   * match `optionsSchema`. Returns problems as `[pathBelowOptions, message]` pairs; an
+   * empty list means valid.
    */
   validateOptions?(options: Readonly<Record<string, unknown>>): Array<[string, string]>;
   /** No I/O: config validation calls it to learn which listeners serve the chain. */

@@ -4,6 +4,8 @@
 // third-party plugin installed from npm does; nothing else of the core is public.
 
 export * from '../plugin/contract.js';
+// Option schemas are built with TypeBox; plugins import it from here only.
+export { Type, type Static, type TSchema } from '@sinclair/typebox';
 export { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
 export { parseJsonRpcBody, rpcErrorText, replyError, withParams, DEFAULT_JSONRPC_LIMITS, type MetaReader } from '../jsonrpc/envelope.js';
 export { exactNames, type ExactNames } from '../jsonrpc/member-names.js';
@@ -13,15 +15,16 @@ export { jsonRpcAtRoot } from './jsonrpc-http.js';
 export { hexSubscriptionId } from './subscriptions.js';
 export { atHeight, decimalHeader, decimalHeight, fullFloor, retention, type HeightRouting } from './heights.js';
 export {
-  costTable,
+  checkOptions,
+  CostsSchema,
   costsOption,
   intOption,
-  nameList,
+  NameList,
   namesOption,
-  patternList,
+  OptionsSchema,
+  PatternList,
   patternsOption,
-  positiveInt,
-  unknownKeys,
+  PositiveInt,
   type Problems,
 } from './options.js';
 export { CostTable } from './costs.js';

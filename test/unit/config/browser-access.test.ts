@@ -62,7 +62,7 @@ describe('config: browser access', () => {
   it('names every mistake by its path', async () => {
     const p = await problems(
       config(
-        '  cors: { origins: ["null", "app.example.com", 7], maxAgeSeconds: -1, credentials: true }',
+        '  cors: { origins: ["null", "app.example.com", { a: 1 }], maxAgeSeconds: -1, credentials: true }',
         '{ origins: "https://a.example.com", methods: [GET] }',
       ),
     );

@@ -134,9 +134,9 @@ chains:
     expect(p).to.have.members([
       'chains.hub.nodes[0].headers.Host cannot be set: the gateway writes host itself',
       "chains.hub.nodes[0].headers.bad name is not a valid header name (letters, digits and !#$%&'*+.^_`|~- only)",
-      'chains.hub.nodes[0].headers.X-Token must hold printable ASCII only (no line breaks or control characters; the value is not repeated here)',
+      'chains.hub.nodes[0].headers.X-Token must be a non-empty string of printable ASCII, e.g. "Bearer ${NODE_TOKEN}" (no line breaks or control characters; the value is not repeated here)',
       'chains.hub.nodes[0].headers.x-token is given twice (header names are the same in any case)',
-      'chains.hub.nodes[0].headers.Empty must be a non-empty string, e.g. "Bearer ${NODE_TOKEN}"',
+      'chains.hub.nodes[0].headers.Empty must be a non-empty string of printable ASCII, e.g. "Bearer ${NODE_TOKEN}" (no line breaks or control characters; the value is not repeated here)',
       'chains.hub.nodes[0].headers.Sec-WebSocket-Key cannot be set: the gateway writes sec-websocket-key itself',
     ]);
     expect(p.join('\n')).not.to.contain('sec-1');
@@ -179,15 +179,44 @@ chains:
     ]);
   });
 
-  it('reads verify: off by default, a mode for a plugin that checks answers, a problem for one that does not', async () => {
-    expect((await parseConfig(BASE, '/x.yaml', {})).chains.hub?.verify).to.equal('off');
-    const evm = await parseConfig(BASE.replace('plugin: sdk-rpc', 'plugin: evm\n    verify: enforce'), '/x.yaml', {});
-    expect(evm.chains.hub?.verify).to.equal('enforce');
-    expect(await problems(BASE.replace('plugin: sdk-rpc', 'plugin: sdk-rpc\n    verify: observe'))).to.deep.equal([
-      'chains.hub.verify is "observe", but plugin "sdk-rpc" checks no answers: set it to "off" (EVM chains can verify blocks)',
+  it('reads ${ENV} strings as the numbers and booleans a setting takes, and an empty key as left out', async () => {
+    const c = await parseConfig(
+      `${BASE}server: { maxConnections: "\${MAX}", adminHost: }\ndashboard: { enabled: "\${DASH}" }\n`,
+      '/etc/nr.yaml',
+      { MAX: '500', DASH: 'true' },
+    );
+    expect(c.server.maxConnections).to.equal(500);
+    expect(c.server.adminHost).to.equal('127.0.0.1');
+    expect(c.dashboard.enabled).to.equal(true);
+    const p = await problems(`${BASE}server: { maxConnections: "\${MAX}" }\n`, { MAX: 'many' });
+    expect(p).to.deep.equal(['server.maxConnections must be an integer from 1 to 9007199254740991']);
+  });
+
+  it('names the path of typical mistakes: a list where a mapping goes, a missing url, a word for a number, a misspelt key', async () => {
+    const p = await problems(
+      BASE.replace('route: { path: /hub/rpc }', 'route: [/hub/rpc]\n    maxAttempts: three\n    helth: { intervalMs: 100 }').replace(
+        '{ name: b, url: "http://127.0.0.1:2", role: archive }',
+        '{ name: b, role: archive, weight: 0 }',
+      ),
+    );
+    expect(p).to.have.members([
+      'chains.hub.helth is not a known setting (known: plugin, network, chainId, route, archiveOnly, strategy, attemptTimeoutMs, maxAttempts, health, breaker, hedge, submit, verify, consensus, cache, cors, options, nodes)',
+      'chains.hub.route must be a mapping with a path, a host, or both, like { path: /l1 }',
+      'chains.hub.maxAttempts must be an integer from 1 to 10',
+      'chains.hub.nodes[1].url is required (a string)',
+      'chains.hub.nodes[1].weight must be an integer from 1 to 1000',
     ]);
-    const bad = await problems(BASE.replace('plugin: sdk-rpc', 'plugin: evm\n    verify: yes'));
-    expect(bad.some((x) => x.startsWith('chains.hub.verify'))).to.equal(true);
+  });
+
+  it('checks plugin options against the plugin’s schema, naming each by its path', async () => {
+    const p = await problems(
+      BASE.replace('plugin: sdk-rpc', 'plugin: evm\n    options: { namespaces: [eth, "e t"], costs: { getLogs: 0 }, getLogsSplit: maybe }'),
+    );
+    expect(p).to.have.members([
+      'chains.hub.options.namespaces[1] must be a name of letters and digits, like those of [eth, evm]',
+      'chains.hub.options.costs.getLogs must be a positive integer',
+      'chains.hub.options.getLogsSplit must be true or false',
+    ]);
   });
 
   it('passes plugin options to the plugin to judge', async () => {
@@ -361,6 +390,17 @@ chains:
     ]);
   });
 
+  it('reads verify: off by default, a mode for a plugin that checks answers, a problem for one that does not', async () => {
+    expect((await parseConfig(BASE, '/x.yaml', {})).chains.hub?.verify).to.equal('off');
+    const evm = await parseConfig(BASE.replace('plugin: sdk-rpc', 'plugin: evm\n    verify: enforce'), '/x.yaml', {});
+    expect(evm.chains.hub?.verify).to.equal('enforce');
+    expect(await problems(BASE.replace('plugin: sdk-rpc', 'plugin: sdk-rpc\n    verify: observe'))).to.deep.equal([
+      'chains.hub.verify is "observe", but plugin "sdk-rpc" checks no answers: set it to "off" (EVM chains can verify blocks)',
+    ]);
+    const bad = await problems(BASE.replace('plugin: sdk-rpc', 'plugin: evm\n    verify: yes'));
+    expect(bad.some((x) => x.startsWith('chains.hub.verify'))).to.equal(true);
+  });
+
   it('leases the Redis store’s limits by default, and reads the exact mode and bad values', async () => {
     const redis = (extra: string) => `${BASE}store: { kind: redis, url: "redis://127.0.0.1:6379"${extra} }\n`;
     const c = await parseConfig(redis(''), '/etc/nr.yaml', {});
@@ -370,6 +410,16 @@ chains:
     expect(await problems(redis(', leaseTokens: some, leaseMs: -1'))).to.deep.equal([
       'store.leaseMs must be an integer from 0 to 10000',
       'store.leaseTokens must be "auto" or an integer from 0 (0: no leases, every call asks Redis)',
+    ]);
+  });
+
+  it('reads server.workers: 1 by default, a number, or auto as one per core', async () => {
+    const { availableParallelism } = await import('node:os');
+    expect((await parseConfig(BASE, '/x.yaml', {})).server.workers).to.equal(1);
+    expect((await parseConfig(`server: { workers: 3 }\n${BASE}`, '/x.yaml', {})).server.workers).to.equal(3);
+    expect((await parseConfig(`server: { workers: auto }\n${BASE}`, '/x.yaml', {})).server.workers).to.equal(availableParallelism());
+    expect(await problems(`server: { workers: 0 }\n${BASE}`)).to.deep.equal([
+      'server.workers must be a whole number of processes from 1 to 1024, or "auto" (one per core)',
     ]);
   });
 });

@@ -2,6 +2,7 @@
 // eth_ and evm_ namespaces), bounded labels, costs, cache policy, verdicts, options, probe.
 
 import { expect } from 'chai';
+import { checkOptions } from '../../../src/sdk/options.js';
 import evm from '../../../plugins/evm/index.js';
 import { GatewayError } from '../../../src/errors.js';
 import type { Call, PoolView } from '../../../src/plugin/contract.js';
@@ -224,21 +225,21 @@ describe('evm plugin', () => {
     });
   });
 
-  describe('validateOptions', () => {
+  describe('options', () => {
     it('accepts the defaults and names each problem with what is expected', () => {
-      expect(evm.validateOptions?.({})).to.deep.equal([]);
-      expect(evm.validateOptions?.({ namespaces: ['eth'], fullHistory: 1000, costs: { getLogs: 2, 'trace_*': 3 } })).to.deep.equal([]);
-      expect(evm.validateOptions?.({ fullHistory: -1, colour: 1, namespaces: ['e t'], costs: { getLogs: 0, 'a*b': 2 } })).to.deep.equal([
+      expect(checkOptions(evm, {})).to.deep.equal([]);
+      expect(checkOptions(evm, { namespaces: ['eth'], fullHistory: 1000, costs: { getLogs: 2, 'trace_*': 3 } })).to.deep.equal([]);
+      expect(checkOptions(evm, { fullHistory: -1, colour: 1, namespaces: ['e t'], costs: { getLogs: 0, 'a*b': 2 } })).to.deep.equal([
         [
           'colour',
           'is not a known option (known: namespaces, fullHistory, costs, blockTimeMs, finalityDepth, openMethods, getLogsMaxRange, getLogsSplit)',
         ],
-        ['namespaces', 'must be a non-empty list of names (letters and digits) like [eth, evm]'],
+        ['namespaces[0]', 'must be a name of letters and digits, like those of [eth, evm]'],
         ['fullHistory', 'must be a positive integer'],
-        ['costs.getLogs', 'must be a positive integer'],
         ['costs.a*b', 'a pattern may hold one *, at its end (e.g. "trace_*")'],
+        ['costs.getLogs', 'must be a positive integer'],
       ]);
-      expect(evm.validateOptions?.({ fullHistory: 1.5, namespaces: [], costs: [] })).to.deep.equal([
+      expect(checkOptions(evm, { fullHistory: 1.5, namespaces: [], costs: [] })).to.deep.equal([
         ['namespaces', 'must be a non-empty list of names (letters and digits) like [eth, evm]'],
         ['fullHistory', 'must be a positive integer'],
         ['costs', 'must map names or patterns ending in * to positive integers, e.g. { getLogs: 5, "trace_*": 10 }'],

@@ -2,6 +2,7 @@
 // in every namespace (sui_, suix_, objectx_), labels, verdicts, options and probe.
 
 import { expect } from 'chai';
+import { checkOptions } from '../../../src/sdk/options.js';
 import objectx from '../../../plugins/objectx/index.js';
 import type { GatewayError } from '../../../src/errors.js';
 import type { PoolView } from '../../../src/plugin/contract.js';
@@ -74,8 +75,8 @@ describe('objectx plugin', () => {
   });
 
   it('validates options', () => {
-    expect(objectx.validateOptions?.({ namespaces: ['sui'], fullHistory: 10, costs: { queryEvents: 3 } })).to.deep.equal([]);
-    expect(objectx.validateOptions?.({ namespaces: 'sui', fullHistory: 0, finalityDepth: 3 })).to.deep.equal([
+    expect(checkOptions(objectx, { namespaces: ['sui'], fullHistory: 10, costs: { queryEvents: 3 } })).to.deep.equal([]);
+    expect(checkOptions(objectx, { namespaces: 'sui', fullHistory: 0, finalityDepth: 3 })).to.deep.equal([
       ['finalityDepth', 'is not a known option (known: namespaces, fullHistory, costs, blockTimeMs)'],
       ['namespaces', 'must be a non-empty list of names (letters and digits) like [sui, suix, objectx]'],
       ['fullHistory', 'must be a positive integer'],

@@ -3,6 +3,7 @@
 // method table only, costs, verdicts on node statuses, and probes decoded by hand.
 
 import { expect } from 'chai';
+import { checkOptions } from '../../../src/sdk/options.js';
 import sdkGrpc, { decodeEarliest, decodeLatestBlock } from '../../../plugins/sdk-grpc/index.js';
 import { pb } from 'noderouter/devnet';
 import { GatewayError } from '../../../src/errors.js';
@@ -51,8 +52,8 @@ describe('sdk-grpc plugin', () => {
     expect(h.raw.grpc).to.not.equal(undefined);
     expect(h.raw.http).to.equal(undefined);
     expect(h.raw.jsonrpc).to.equal(undefined);
-    expect(sdkGrpc.validateOptions?.({ fullHistory: 64, costs: { [PARAMS]: 2 } })).to.deep.equal([]);
-    expect(sdkGrpc.validateOptions?.({ namespaces: ['x'], fullHistory: 0 }).map(([k]) => k)).to.deep.equal(['namespaces', 'fullHistory']);
+    expect(checkOptions(sdkGrpc, { fullHistory: 64, costs: { [PARAMS]: 2 } })).to.deep.equal([]);
+    expect(checkOptions(sdkGrpc, { namespaces: ['x'], fullHistory: 0 }).map(([k]) => k)).to.deep.equal(['namespaces', 'fullHistory']);
   });
 
   describe('parseGrpc', () => {

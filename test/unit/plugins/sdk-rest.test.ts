@@ -3,6 +3,7 @@
 // (never a raw path), gRPC-gateway verdicts, options and probe.
 
 import { expect } from 'chai';
+import { checkOptions } from '../../../src/sdk/options.js';
 import sdkRest from '../../../plugins/sdk-rest/index.js';
 import { GatewayError } from '../../../src/errors.js';
 import type { InboundRequest, PoolView } from '../../../src/plugin/contract.js';
@@ -196,10 +197,10 @@ describe('sdk-rest plugin', () => {
   });
 
   it('validates options', () => {
-    expect(sdkRest.validateOptions?.({ namespaces: ['cosmos'], fullHistory: 5, costs: { '/cosmos/tx/*': 2 } })).to.deep.equal([]);
-    expect(sdkRest.validateOptions?.({ namespaces: ['/cosmos'], fullHistory: 0, costs: 3, header: 'x' })).to.deep.equal([
+    expect(checkOptions(sdkRest, { namespaces: ['cosmos'], fullHistory: 5, costs: { '/cosmos/tx/*': 2 } })).to.deep.equal([]);
+    expect(checkOptions(sdkRest, { namespaces: ['/cosmos'], fullHistory: 0, costs: 3, header: 'x' })).to.deep.equal([
       ['header', 'is not a known option (known: namespaces, fullHistory, costs, blockTimeMs)'],
-      ['namespaces', 'must be a non-empty list of names (letters and digits) like [cosmos, sdk]'],
+      ['namespaces[0]', 'must be a name of letters and digits, like those of [cosmos, sdk]'],
       ['fullHistory', 'must be a positive integer'],
       ['costs', 'must map names or patterns ending in * to positive integers, e.g. { "/cosmos/tx/v1beta1/txs": 2, "/cosmwasm/*": 3 }'],
     ]);

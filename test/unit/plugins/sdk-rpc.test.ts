@@ -3,6 +3,7 @@
 // on CometBFT's answers (pruned heights in `data`, URI errors with HTTP 500), probe.
 
 import { expect } from 'chai';
+import { checkOptions } from '../../../src/sdk/options.js';
 import sdkRpc from '../../../plugins/sdk-rpc/index.js';
 import type { GatewayError } from '../../../src/errors.js';
 import type { Call, PoolView } from '../../../src/plugin/contract.js';
@@ -154,8 +155,8 @@ describe('sdk-rpc plugin', () => {
   });
 
   it('validates options', () => {
-    expect(sdkRpc.validateOptions?.({ fullHistory: 100, costs: { tx_search: 2 } })).to.deep.equal([]);
-    expect(sdkRpc.validateOptions?.({ namespaces: ['x'], fullHistory: '100', costs: { tx_search: 'two' } })).to.deep.equal([
+    expect(checkOptions(sdkRpc, { fullHistory: 100, costs: { tx_search: 2 } })).to.deep.equal([]);
+    expect(checkOptions(sdkRpc, { namespaces: ['x'], fullHistory: 'many', costs: { tx_search: 'two' } })).to.deep.equal([
       ['namespaces', 'is not a known option (known: fullHistory, costs, blockTimeMs, openMethods)'],
       ['fullHistory', 'must be a positive integer'],
       ['costs.tx_search', 'must be a positive integer'],
