@@ -109,13 +109,22 @@ describe('limits per account under key churn', function () {
 
       it('keeps revoked keys’ usage in the account’s usage, in the dashboard and the operator view', async () => {
         await at(Date.UTC(2026, 10, 21, 18, 0, 0));
-        const usage = await dashboard.get('/usage');
-        expect(usage.status).to.equal(200);
-        const report = usage.json as {
+        type Report = {
           totals: { today: { calls: number } };
           keys: Array<{ state: string; today: { calls: number } }>;
           byTier: Array<{ tier: string; today: { calls: number; limited: number }; quota: { daily: number | null } }>;
         };
+        // With the Redis store, calls are counted in leases and written when a lease ends
+        // (every store.leaseMs): read the usage once they have been.
+        let report: Report | undefined;
+        for (let i = 0; i < 50; i++) {
+          const usage = await dashboard.get('/usage');
+          expect(usage.status).to.equal(200);
+          report = usage.json as Report;
+          if (report.totals.today.calls >= 10) break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        if (report === undefined) throw new Error('no usage report');
         // The day of the second churn: 10 calls, every one on a key revoked since.
         expect(report.totals.today.calls).to.equal(10);
         expect(report.keys.every((k) => k.state === 'revoked')).to.equal(true);
