@@ -28,7 +28,7 @@ import { Identifier } from './exec/identify.js';
 import { GrpcListener } from './grpc/listener.js';
 import { GrpcRelay } from './grpc/relay.js';
 import { createAdminApp, type Lifecycle } from './http/admin-app.js';
-import { DisputeLog } from './exec/disputes.js';
+import { DisputeLog, type DisputeEntry } from './exec/disputes.js';
 import type { EndpointInfo } from './http/dashboard/account-api.js';
 import { loadAssets } from './http/dashboard/assets.js';
 import { createDashboardApp, dashboardMiddleware, type DashboardDeps } from './http/dashboard/dashboard.js';
@@ -180,7 +180,13 @@ export class Gateway {
       return gw;
     }
     const calls = gw.callParts(primary);
-    if (primary !== undefined) await gw.takeFromPrimary(primary);
+    if (primary !== undefined) {
+      await gw.takeFromPrimary(primary);
+      chains.disputes.relay = {
+        entry: (entry) => primary.note('disputes.add', entry),
+        takenOut: (chain, node, until) => primary.note('nodes.disputed', [chain, node, until]),
+      };
+    }
     await gw.startTraffic(calls);
     if (chains.grpc().size > 0) await gw.startGrpc(calls);
     gw.lifecycle = 'ready';
@@ -248,6 +254,21 @@ export class Gateway {
     ]);
     for (const h of health) this.adoptHealth(h);
     await this.adoptHolds(holds);
+  }
+
+  /** A cluster's primary: a worker's record of nodes disagreeing (served at /health/disputes). */
+  recordDispute(entry: DisputeEntry): void {
+    this.chains.disputes.add(entry);
+  }
+
+  /** A cluster's primary: a worker's agreement took a node out; the primary's prober keeps it out for every worker. */
+  disputeNode(chain: string, node: string, until: number): void {
+    const pool = this.chains.byName(chain)?.pool;
+    const target = pool?.nodes.find((n) => n.name === node);
+    if (pool === undefined || target === undefined) return;
+    pool.disputed(target, until);
+    // Every worker takes it out now, not at the next probe round.
+    this.probing.judged?.(pool);
   }
 
   /** A cluster's worker: health the primary's prober decided. */

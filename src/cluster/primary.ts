@@ -13,6 +13,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
 import type { StoreChange } from '../auth/key-store.js';
 import type { GatewayConfig } from '../config/types.js';
+import type { DisputeEntry } from '../exec/disputes.js';
 import { Gateway } from '../gateway.js';
 import type { PoolHealth } from '../pool/pool.js';
 import type { NodeHoldRecord } from '../store/hold-store.js';
@@ -166,6 +167,11 @@ export class ClusterPrimary {
     channel.handle('keys.touch', (body) => {
       const [id, at] = body as [string, number];
       this.gateway.store.touch(id, at);
+    });
+    channel.handle('disputes.add', (body) => this.gateway.recordDispute(body as DisputeEntry));
+    channel.handle('nodes.disputed', (body) => {
+      const [chain, node, until] = body as [string, string, number];
+      this.gateway.disputeNode(chain, node, until);
     });
     // Its last request before exiting: every note it sent before has arrived.
     channel.handle('bye', () => true);

@@ -233,6 +233,7 @@ export class ChainConsensus {
     a.compared = 0;
     a.disputed = 0;
     this.pool.disputed(node, now + coolDownMs);
+    this.log.tookOut(this.chain, node.name, now + coolDownMs);
   }
 
   /** `prefer-archive` without an archive node among those asked: ask one. */

@@ -30,14 +30,30 @@ export function answerHash(canonical: string): string {
   return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
 }
 
+/**
+ * A cluster's worker hands its disputes to the primary, which serves /health/disputes
+ * and runs the probers that decide rotation for every worker.
+ */
+export interface DisputeRelay {
+  entry(entry: DisputeEntry): void;
+  /** The majority disputed `node` past the chain's rate: out of rotation until `until` (ms since the epoch). */
+  takenOut(chain: string, node: string, until: number): void;
+}
+
 export class DisputeLog {
   private readonly entries: DisputeEntry[] = [];
+  relay: DisputeRelay | undefined;
 
   constructor(private readonly size = DISPUTE_LOG_SIZE) {}
 
   add(entry: DisputeEntry): void {
     this.entries.push(entry);
     if (this.entries.length > this.size) this.entries.shift();
+    this.relay?.entry(entry);
+  }
+
+  tookOut(chain: string, node: string, until: number): void {
+    this.relay?.takenOut(chain, node, until);
   }
 
   /** Newest first. */

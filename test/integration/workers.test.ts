@@ -502,3 +502,89 @@ describe('server.workers: auto', function () {
     }
   });
 });
+
+describe('server.workers: 2 with agreement', function () {
+  this.timeout(120_000);
+  const NODES = ['ag-full-1', 'ag-full-2', 'ag-full-3'];
+  const ADDRESS = '0x00000000000000000000000000000000000000aa';
+  let devnet: Devnet;
+  let dir: string;
+  let served: Served;
+  let key: string;
+
+  before(async () => {
+    devnet = await startDevnet(
+      NODES.map((name) => ({ network: 'ag', family: 'evm' as const, name, role: 'full' as const })),
+      { blockTimeMs: 0, noControl: true },
+    );
+    await devnet.node('ag-full-2').setFaults({ lie: true });
+    dir = await mkdtemp(join(tmpdir(), 'noderouter-workers-agree-'));
+    const storePath = join(dir, 'keys.json');
+    const file = join(dir, 'gateway.yaml');
+    await writeFile(
+      file,
+      configYaml(
+        [
+          {
+            name: 'ag',
+            plugin: 'evm',
+            path: '/ag',
+            nodes: NODES.map((name) => ({ name, role: 'full' as const })),
+            extra: '    consensus: { ask: 3, agree: 2, minCompared: 3, maxDisputeRate: 0.5, coolDownMs: 600000 }',
+          },
+        ],
+        new Map(NODES.map((n) => [n, devnet.node(n).url])),
+        {
+          tiers: TIERS,
+          storeYaml: `{ kind: file, path: "${storePath}" }`,
+          probeIntervalMs: 600_000,
+          adminToken: TOKEN,
+          serverYaml: 'workers: 2, shutdownDelayMs: 300',
+          logYaml: '{ level: info }',
+        },
+      ),
+    );
+    const store = await openFileKeyStore(storePath);
+    key = (await store.create({ account: 'agree', tier: 'enterprise' })).value;
+    await store.close();
+    served = await serve(['--config', file]);
+  });
+  after(async () => {
+    if (served !== undefined && served.child.exitCode === null) {
+      served.child.kill('SIGINT');
+      await served.exited;
+    }
+    await devnet.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('shows every worker’s disputes at the primary’s /health/disputes, and the liar leaves rotation on every worker', async () => {
+    const height = `0x${(devnet.node('ag-full-1').height() - 5).toString(16)}`;
+    const body = { jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: [ADDRESS, height] };
+    const honest = (await call(devnet.node('ag-full-1').url, body)).json as { result: string };
+    const since = served.out().length;
+    const answers = await hammer(12, 4, () => call(`${served.url}/ag`, body, { apikey: key }));
+    expect(answers.map((a) => (a.json as { result?: string }).result)).to.deep.equal(Array(12).fill(honest.result));
+    expect([...(await workersLogging(served, 12, since))].sort()).to.deep.equal([0, 1]);
+    type Dispute = { chain: string; nodes: Array<{ node: string; agrees: boolean }> };
+    let disputes: Dispute[] = [];
+    let liar: { inRotation: boolean; reason: string | null } | undefined;
+    for (let i = 0; i < 50; i++) {
+      disputes = ((await admin(served, 'GET', '/health/disputes')).json as { disputes: Dispute[] }).disputes;
+      const { chains } = (await admin(served, 'GET', '/health/chains')).json as {
+        chains: Array<{ chain: string; nodes: Array<{ name: string; inRotation: boolean; reason: string | null }> }>;
+      };
+      liar = chains.find((c) => c.chain === 'ag')?.nodes.find((n) => n.name === 'ag-full-2');
+      if (disputes.length >= 3 && liar?.inRotation === false) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(disputes.length).to.be.at.least(3);
+    for (const d of disputes) expect(d.nodes.find((n) => n.node === 'ag-full-2')?.agrees).to.equal(false);
+    expect(liar).to.include({ inRotation: false, reason: 'disputed by the majority' });
+    // No worker sends it anything now, checked or not.
+    const before = devnet.node('ag-full-2').received.length;
+    const more = await hammer(20, 4, () => call(`${served.url}/ag`, CALL, { apikey: key }));
+    expect(count(more, 200)).to.equal(20);
+    expect(devnet.node('ag-full-2').received.length).to.equal(before);
+  });
+});
