@@ -46,6 +46,23 @@ const burstOf = (n: number): number => (n === Infinity ? 1e9 : n);
 /** A lease takes at most this share of what is left of a quota, so what other instances hold stays small near its end. */
 const QUOTA_SHARE = 8;
 
+/** The day's and month's key lifetimes, then the tier's limits and its account's (-1: the account sets none). */
+function limitsOf(tier: TierConfig, accounts: boolean, now: number): number[] {
+  const a = tier.account;
+  return [
+    nextUtcMidnight(now) - now + 3_600_000,
+    nextUtcMonth(now) - now + 3_600_000,
+    limit(tier.rate),
+    burstOf(tier.burst),
+    limit(tier.daily),
+    limit(tier.monthly),
+    accounts ? limit(a.rate) : -1,
+    burstOf(a.burst),
+    accounts ? limit(a.daily) : -1,
+    accounts ? limit(a.monthly) : -1,
+  ];
+}
+
 export class RedisLimiter implements Limiter, LeaseSource {
   private readonly day = new UtcDay();
   /** Where fail-open counts: seeded from every answer Redis gives, scaled to this instance's share. */
@@ -72,6 +89,20 @@ export class RedisLimiter implements Limiter, LeaseSource {
 
   private k(...parts: string[]): string {
     return this.options.prefix + parts.join(':');
+  }
+
+  /** The keys the admit and lease scripts read: the key's rate, quotas and usage, then its account's. */
+  private keysOf(id: string, bucket: string, day: string, month: string): string[] {
+    return [
+      this.k('rl', id),
+      this.k('qd', id, day),
+      this.k('qm', id, month),
+      this.k('u', id, day),
+      this.k('ud', id),
+      this.k('arl', bucket),
+      this.k('aqd', bucket, day),
+      this.k('aqm', bucket, month),
+    ];
   }
 
   /** The tier as one instance of N enforces it alone while Redis is away. */
@@ -103,28 +134,12 @@ export class RedisLimiter implements Limiter, LeaseSource {
     let r: AdmitReply;
     try {
       r = (await this.admitScript(
-        this.k('rl', payer.id),
-        this.k('qd', payer.id, day),
-        this.k('qm', payer.id, month),
-        this.k('u', payer.id, day),
-        this.k('ud', payer.id),
-        this.k('arl', bucket),
-        this.k('aqd', bucket, day),
-        this.k('aqm', bucket, month),
+        ...this.keysOf(payer.id, bucket, day, month),
         now,
         cost,
         chain,
         day,
-        nextUtcMidnight(now) - now + 3_600_000,
-        nextUtcMonth(now) - now + 3_600_000,
-        limit(tier.rate),
-        burstOf(tier.burst),
-        limit(tier.daily),
-        limit(tier.monthly),
-        accounts ? limit(a.rate) : -1,
-        burstOf(a.burst),
-        accounts ? limit(a.daily) : -1,
-        accounts ? limit(a.monthly) : -1,
+        ...limitsOf(tier, accounts, now),
       )) as AdmitReply;
     } catch (err) {
       this.options.onFallback?.(err);
@@ -163,29 +178,13 @@ export class RedisLimiter implements Limiter, LeaseSource {
     let r: AdmitReply;
     try {
       r = (await this.leaseScript(
-        this.k('rl', payer.id),
-        this.k('qd', payer.id, day),
-        this.k('qm', payer.id, month),
-        this.k('u', payer.id, day),
-        this.k('ud', payer.id),
-        this.k('arl', bucket),
-        this.k('aqd', bucket, day),
-        this.k('aqm', bucket, month),
+        ...this.keysOf(payer.id, bucket, day, month),
         now,
         cost,
         want,
         chain,
         day,
-        nextUtcMidnight(now) - now + 3_600_000,
-        nextUtcMonth(now) - now + 3_600_000,
-        limit(tier.rate),
-        burstOf(tier.burst),
-        limit(tier.daily),
-        limit(tier.monthly),
-        accounts ? limit(a.rate) : -1,
-        burstOf(a.burst),
-        accounts ? limit(a.daily) : -1,
-        accounts ? limit(a.monthly) : -1,
+        ...limitsOf(tier, accounts, now),
         back?.unused ?? 0,
         QUOTA_SHARE,
         ...usage,

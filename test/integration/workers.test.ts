@@ -159,6 +159,28 @@ function alive(pid: number): boolean {
   }
 }
 
+/** A cluster of 2 workers, probes left to the test, the admin API on, request lines logged. */
+function clusterOptions(storeYaml: string, shutdownDelayMs: number) {
+  return {
+    tiers: TIERS,
+    storeYaml,
+    probeIntervalMs: 600_000,
+    adminToken: TOKEN,
+    serverYaml: `workers: 2, shutdownDelayMs: ${shutdownDelayMs}`,
+    logYaml: '{ level: info }',
+  };
+}
+
+/** Stop the gateway at once (SIGINT) if it still runs, then its devnet, and remove its files. */
+async function stopAll(served: Served | undefined, devnet: Devnet, dir: string): Promise<void> {
+  if (served !== undefined && served.child.exitCode === null) {
+    served.child.kill('SIGINT');
+    await served.exited;
+  }
+  await devnet.close();
+  await rm(dir, { recursive: true, force: true });
+}
+
 describe('server.workers: 2', function () {
   this.timeout(120_000);
   let devnet: Devnet;
@@ -187,14 +209,7 @@ describe('server.workers: 2', function () {
           ...(extra === '' ? [] : [{ name: extra, plugin: 'evm', path: `/${extra}`, nodes: [{ name: 'w-again-1', sameAs: 'w-full-1' }] }]),
         ],
         new Map([['w-full-1', devnet.node('w-full-1').url]]),
-        {
-          tiers: TIERS,
-          storeYaml: `{ kind: file, path: "${storePath}" }`,
-          probeIntervalMs: 600_000,
-          adminToken: TOKEN,
-          serverYaml: 'workers: 2, shutdownDelayMs: 300',
-          logYaml: '{ level: info }',
-        },
+        clusterOptions(`{ kind: file, path: "${storePath}" }`, 300),
       );
     yaml = config();
     await writeFile(file, yaml);
@@ -212,12 +227,7 @@ describe('server.workers: 2', function () {
     served = await serve(['--config', file]);
   });
   after(async () => {
-    if (served !== undefined && served.child.exitCode === null) {
-      served.child.kill('SIGINT');
-      await served.exited;
-    }
-    await devnet.close();
-    await rm(dir, { recursive: true, force: true });
+    await stopAll(served, devnet, dir);
   });
 
   it('starts two workers that share the listener and both answer', async () => {
@@ -410,25 +420,13 @@ describe('server.workers: 2 on the Redis store', function () {
       configYaml(
         [{ name: 'l1', plugin: 'evm', path: '/l1', nodes: [{ name: 'r-full-1', role: 'full' }] }],
         new Map([['r-full-1', devnet.node('r-full-1').url]]),
-        {
-          tiers: TIERS,
-          storeYaml: `{ kind: redis, url: "redis://127.0.0.1:6379", prefix: "${prefix}", timeoutMs: 500 }`,
-          probeIntervalMs: 600_000,
-          adminToken: TOKEN,
-          serverYaml: 'workers: 2, shutdownDelayMs: 0',
-          logYaml: '{ level: info }',
-        },
+        clusterOptions(`{ kind: redis, url: "redis://127.0.0.1:6379", prefix: "${prefix}", timeoutMs: 500 }`, 0),
       ),
     );
     served = await serve(['--config', file]);
   });
   after(async () => {
-    if (served !== undefined && served.child.exitCode === null) {
-      served.child.kill('SIGINT');
-      await served.exited;
-    }
-    await devnet.close();
-    await rm(dir, { recursive: true, force: true });
+    await stopAll(served, devnet, dir);
     await deleteUnderPrefix(prefix);
   });
 
@@ -534,14 +532,7 @@ describe('server.workers: 2 with agreement', function () {
           },
         ],
         new Map(NODES.map((n) => [n, devnet.node(n).url])),
-        {
-          tiers: TIERS,
-          storeYaml: `{ kind: file, path: "${storePath}" }`,
-          probeIntervalMs: 600_000,
-          adminToken: TOKEN,
-          serverYaml: 'workers: 2, shutdownDelayMs: 300',
-          logYaml: '{ level: info }',
-        },
+        clusterOptions(`{ kind: file, path: "${storePath}" }`, 300),
       ),
     );
     const store = await openFileKeyStore(storePath);
@@ -550,12 +541,7 @@ describe('server.workers: 2 with agreement', function () {
     served = await serve(['--config', file]);
   });
   after(async () => {
-    if (served !== undefined && served.child.exitCode === null) {
-      served.child.kill('SIGINT');
-      await served.exited;
-    }
-    await devnet.close();
-    await rm(dir, { recursive: true, force: true });
+    await stopAll(served, devnet, dir);
   });
 
   it('shows every worker’s disputes at the primary’s /health/disputes, and the liar leaves rotation on every worker', async () => {
