@@ -5,6 +5,24 @@
 import { CLOCK_STEP_MS } from './gcra.js';
 
 /**
+ * What the admit and lease scripts read first: the key's rate state (TAT) and its day's
+ * and month's counts, then its account's when the tier limits accounts (ARGV parsed
+ * before this into kRate … aMonthly).
+ */
+const READ_STATE = `local account = aRate >= 0 or aDaily >= 0 or aMonthly >= 0
+local usageTtl = 400 * 86400000
+local kTat = tonumber(redis.call('GET', KEYS[1]) or '0')
+local kd = tonumber(redis.call('GET', KEYS[2]) or '0')
+local km = tonumber(redis.call('GET', KEYS[3]) or '0')
+local aTat, ad, am = 0, 0, 0
+if account then
+  aTat = tonumber(redis.call('GET', KEYS[6]) or '0')
+  ad = tonumber(redis.call('GET', KEYS[7]) or '0')
+  am = tonumber(redis.call('GET', KEYS[8]) or '0')
+end
+`;
+
+/**
  * KEYS: key tat, key day counter, key month counter, key usage hash (day), key usage
  * day set, account tat, account day counter, account month counter.
  * ARGV: now, cost, chain, day, dayTtlMs, monthTtlMs, then the key's rate, burst,
@@ -17,18 +35,7 @@ export const ADMIT = `
 local now, cost, chain, day = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local kRate, kBurst, kDaily, kMonthly = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
 local aRate, aBurst, aDaily, aMonthly = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14])
-local account = aRate >= 0 or aDaily >= 0 or aMonthly >= 0
-local usageTtl = 400 * 86400000
-local kTat = tonumber(redis.call('GET', KEYS[1]) or '0')
-local kd = tonumber(redis.call('GET', KEYS[2]) or '0')
-local km = tonumber(redis.call('GET', KEYS[3]) or '0')
-local aTat, ad, am = 0, 0, 0
-if account then
-  aTat = tonumber(redis.call('GET', KEYS[6]) or '0')
-  ad = tonumber(redis.call('GET', KEYS[7]) or '0')
-  am = tonumber(redis.call('GET', KEYS[8]) or '0')
-end
-local function state(allowed, reason, who, remaining, retry, reset)
+${READ_STATE}local function state(allowed, reason, who, remaining, retry, reset)
   return {allowed, reason, who, remaining, retry, reset, kd, km, ad, am, string.format('%.3f', kTat), string.format('%.3f', aTat)}
 end
 local function refuse(reason, who, remaining, retry, reset)
@@ -119,18 +126,7 @@ local now, cost, want, chain, day = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumb
 local kRate, kBurst, kDaily, kMonthly = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
 local aRate, aBurst, aDaily, aMonthly = tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[15])
 local unused, share = tonumber(ARGV[16]), tonumber(ARGV[17])
-local account = aRate >= 0 or aDaily >= 0 or aMonthly >= 0
-local usageTtl = 400 * 86400000
-local kTat = tonumber(redis.call('GET', KEYS[1]) or '0')
-local kd = tonumber(redis.call('GET', KEYS[2]) or '0')
-local km = tonumber(redis.call('GET', KEYS[3]) or '0')
-local aTat, ad, am = 0, 0, 0
-if account then
-  aTat = tonumber(redis.call('GET', KEYS[6]) or '0')
-  ad = tonumber(redis.call('GET', KEYS[7]) or '0')
-  am = tonumber(redis.call('GET', KEYS[8]) or '0')
-end
-local function putTat(key, tat)
+${READ_STATE}local function putTat(key, tat)
   if tat > now then
     redis.call('SET', key, string.format('%.3f', tat), 'PX', math.ceil(tat - now) + 1000)
   else
