@@ -3,7 +3,10 @@
 // one chain — reads at `latest` held at the served head (pinned to its number when a
 // node is ahead), head reads never ahead of it, filters kept on their node, transactions
 // sent once to every full node and read back from a node that accepted them, getLogs
-// within node limits, and hedging for reads; the contracts a call targets (targets.ts).
+// within node limits, and hedging for reads; the contracts a call targets (targets.ts);
+// and which calls full nodes hold all of (`fullHolds`: the head, a number within
+// `fullHistory`, no history at all), the only ones an archive node may answer for a key
+// without archive access. A block hash, a transaction or a filter may reach further back.
 
 import {
   FINAL_TTL_MS,
@@ -139,10 +142,11 @@ export function evmRouting(o: RoutingOptions): (call: Call<undefined>, view: Poo
       case 'archive':
         return Object.freeze({ archive: true, cost, label, targets });
       case 'constant':
-        return Object.freeze({ archive: false, cost, label, cacheTtlMs: Infinity, hedge: true });
+        return Object.freeze({ archive: false, fullHolds: true, cost, label, cacheTtlMs: Infinity, hedge: true });
       case 'head':
         return Object.freeze({
           archive: false,
+          fullHolds: true,
           cost,
           label,
           cacheTtlMs: blockTimeMs,
@@ -152,9 +156,9 @@ export function evmRouting(o: RoutingOptions): (call: Call<undefined>, view: Poo
       case 'hash':
         return Object.freeze({ archive: false, cost, label, cacheTtlMs: FINAL_TTL_MS, hedge: true });
       case 'plain':
-        return Object.freeze({ archive: false, cost, label, targets });
+        return Object.freeze({ archive: false, fullHolds: true, cost, label, targets });
       case 'submit':
-        return Object.freeze({ archive: false, cost, label, retry: 'never', broadcast: true });
+        return Object.freeze({ archive: false, fullHolds: true, cost, label, retry: 'never', broadcast: true });
       case 'filter-new':
         return Object.freeze({ archive: false, cost, label, targets, state: Object.freeze({ role: 'create' }) });
       default:
@@ -187,6 +191,10 @@ export function evmRouting(o: RoutingOptions): (call: Call<undefined>, view: Poo
   const old = (ref: BlockRef, head: number | undefined): boolean =>
     ref === 'earliest' || (typeof ref === 'number' && head !== undefined && ref < head - fullHistory);
 
+  /** Do full nodes hold this reference? The head and tags do, numbers within fullHistory once a head is known; a hash may be anywhere. */
+  const held = (ref: BlockRef, head: number | undefined): boolean =>
+    ref === 'latest' || ref === 'tagged' || ref === 'pending' || (typeof ref === 'number' && head !== undefined && !old(ref, head));
+
   /**
    * A read at a block: at or below the finalized height (head minus finalityDepth) it is
    * final; above it, or at a tag, it holds about a block time, and reads at a tag are held
@@ -200,14 +208,15 @@ export function evmRouting(o: RoutingOptions): (call: Call<undefined>, view: Poo
     head: number | undefined,
     pin: LatestPolicy | undefined,
     targets: TargetReader | undefined,
+    fullHolds: boolean,
   ): Routing => {
-    if (ref === 'pending') return { archive, cost, label, hedge: true, targets };
-    if (ref === 'latest') return { archive, cost, label, cacheTtlMs: blockTimeMs, hedge: true, latest: pin ?? HELD, targets };
-    if (ref === 'tagged') return { archive, cost, label, cacheTtlMs: blockTimeMs, hedge: true, latest: HELD, targets };
-    if (ref === 'hash' || ref === 'earliest') return { archive, cost, label, cacheTtlMs: FINAL_TTL_MS, hedge: true, targets };
-    if (head === undefined || ref > head) return { archive, cost, label, hedge: true, targets };
+    if (ref === 'pending') return { archive, fullHolds, cost, label, hedge: true, targets };
+    if (ref === 'latest') return { archive, fullHolds, cost, label, cacheTtlMs: blockTimeMs, hedge: true, latest: pin ?? HELD, targets };
+    if (ref === 'tagged') return { archive, fullHolds, cost, label, cacheTtlMs: blockTimeMs, hedge: true, latest: HELD, targets };
+    if (ref === 'hash' || ref === 'earliest') return { archive, fullHolds, cost, label, cacheTtlMs: FINAL_TTL_MS, hedge: true, targets };
+    if (head === undefined || ref > head) return { archive, fullHolds, cost, label, hedge: true, targets };
     const cacheTtlMs = ref <= head - finalityDepth ? FINAL_TTL_MS : blockTimeMs;
-    return { archive, cost, label, cacheTtlMs, cacheHeight: ref, hedge: true, targets };
+    return { archive, fullHolds, cost, label, cacheTtlMs, cacheHeight: ref, hedge: true, targets };
   };
 
   const logs = (m: MethodInfo, params: readonly unknown[] | undefined, head: number | undefined): Routing => {
@@ -231,6 +240,7 @@ export function evmRouting(o: RoutingOptions): (call: Call<undefined>, view: Poo
       head,
       toRef === 'latest' || fromRef === 'latest' ? PIN_LOGS : undefined,
       targets,
+      held(fromRef, head) && held(toRef, head),
     );
     const max = o.getLogsMaxRange;
     if (max === 0 || range === undefined || span <= max) return routing;
@@ -261,7 +271,7 @@ export function evmRouting(o: RoutingOptions): (call: Call<undefined>, view: Poo
         // kind 'block'
         if (!Array.isArray(call.params)) return { archive: false, cost, label, targets: m.targets };
         const ref = blockRef((call.params as readonly unknown[])[m.at]);
-        return atBlock(old(ref, view.head), cost, label, ref, view.head, m.pin, m.targets);
+        return atBlock(old(ref, view.head), cost, label, ref, view.head, m.pin, m.targets, held(ref, view.head));
       }
     }
   };

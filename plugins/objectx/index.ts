@@ -132,14 +132,14 @@ function createHandler(o: ObjectxOptions): ChainHandler<undefined> {
       case 'past': // a past object version never changes
         return Object.freeze({ archive: true, cost, label, cacheTtlMs: FINAL_TTL_MS });
       case 'constant':
-        return Object.freeze({ archive: false, cost, label, cacheTtlMs: Infinity });
+        return Object.freeze({ archive: false, fullHolds: true, cost, label, cacheTtlMs: Infinity });
       case 'head':
-        return Object.freeze({ archive: false, cost, label, cacheTtlMs: blockTimeMs });
+        return Object.freeze({ archive: false, fullHolds: true, cost, label, cacheTtlMs: blockTimeMs });
       case 'plain':
         return Object.freeze({ archive: false, cost, label });
       case 'submit':
         // Sent once to every full node; the first to execute it answers.
-        return Object.freeze({ archive: false, cost, label, retry: 'never', broadcast: true });
+        return Object.freeze({ archive: false, fullHolds: true, cost, label, retry: 'never', broadcast: true });
       default:
         return undefined;
     }
@@ -156,8 +156,8 @@ function createHandler(o: ObjectxOptions): ChainHandler<undefined> {
     if (n === undefined || head === undefined) return { archive: false, cost: m.cost, label: m.label };
     const archive = n < head - fullHistory;
     // A certified checkpoint never changes: any at or below the head is kept long.
-    if (n <= head) return { archive, cost: m.cost, label: m.label, cacheTtlMs: FINAL_TTL_MS, cacheHeight: n };
-    return { archive, cost: m.cost, label: m.label };
+    if (n <= head) return { archive, fullHolds: !archive, cost: m.cost, label: m.label, cacheTtlMs: FINAL_TTL_MS, cacheHeight: n };
+    return { archive, fullHolds: true, cost: m.cost, label: m.label };
   };
 
   const methods: Record<string, string> = {};

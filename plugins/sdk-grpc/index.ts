@@ -85,7 +85,7 @@ function createHandler(fullHistory: number, costs: CostTable): ChainHandler<Grpc
   const known = new Map<string, Routing>(
     METHODS.map((m) => {
       const base = { archive: false, cost: costs.of(m, m), label: m };
-      return [m, Object.freeze(m === BROADCAST_TX ? { ...base, retry: 'never' as const } : base)];
+      return [m, Object.freeze(m === BROADCAST_TX ? { ...base, fullHolds: true, retry: 'never' as const } : base)];
     }),
   );
   /** Nodes that answered Status with UNIMPLEMENTED (SDK before 0.50): not asked again. */

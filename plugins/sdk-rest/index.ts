@@ -122,7 +122,14 @@ function createHandler(namespaces: readonly string[], fullHistory: number, costs
         heightAt: r.split('/').indexOf('{height}') + 1,
         read: Object.freeze(latest(label, cost, label)),
         // Broadcasting a transaction goes once to every full node; other writes (simulate) to one.
-        write: Object.freeze({ archive: false, cost, label, retry: 'never' as const, broadcast: r === BROADCAST_ROUTE }),
+        write: Object.freeze({
+          archive: false,
+          fullHolds: r === BROADCAST_ROUTE,
+          cost,
+          label,
+          retry: 'never' as const,
+          broadcast: r === BROADCAST_ROUTE,
+        }),
       };
     }),
   );

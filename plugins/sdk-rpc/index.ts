@@ -156,7 +156,9 @@ function createHandler(
     const cache = HEAD_READS.has(label) ? { cacheTtlMs: blockTimeMs } : {};
     // Broadcasts go once to every full node, the first acceptance answered.
     const retry = SUBMITS.has(label) ? { retry: 'never' as const, broadcast: true } : {};
-    known.set(label, { label, cost, latest: Object.freeze({ archive: false, cost, label, ...cache, ...retry }) });
+    // Head reads and submits read nothing full nodes lack; reads by hash and searches may reach back.
+    const fullHolds = HEAD_READS.has(label) || SUBMITS.has(label);
+    known.set(label, { label, cost, latest: Object.freeze({ archive: false, fullHolds, cost, label, ...cache, ...retry }) });
   }
   const jsonrpc: JsonRpcCodec<RpcMeta> = {
     parse: (text) => parseJsonRpcBody(text, limits, { meta: paramsHeight }),

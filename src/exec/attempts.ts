@@ -4,8 +4,10 @@
 // same node twice, at most `maxAttempts` per group of calls, nothing after the
 // deadline), unless the call may not be sent twice;
 // a full node's pruned-state answer moves the call to an archive node when the key may
-// read archive state, and refuses it when not. When every attempt failed the answer is
-// the error table's: 503 none tried, 504 all timed out, 502 else.
+// read archive state, and refuses it when not. For a key without archive access, a call
+// the plugin has not placed within the full nodes' history (`fullHolds`) never reaches
+// an archive node on any attempt (first, retry, hedge, preferred or pinned). When every
+// attempt failed the answer is the error table's: 503 none tried, 504 all timed out, 502 else.
 
 import { GatewayError } from '../errors.js';
 import type { Call, Routing } from '../plugin/contract.js';
@@ -71,11 +73,17 @@ export class Attempts {
   prefer: readonly PoolNode[] = [];
   /** The only node that may take the calls (it holds their state). */
   only: PoolNode | undefined;
+  /** May the caller read archive state? Else archive nodes take only calls full nodes could answer as well. */
+  archiveAllowed = true;
 
   /** The next node to try for this routing, or undefined when the budget is spent. */
   next(routing: Routing, atHead?: number): PoolNode | undefined {
     if (this.count >= this.pool.config.maxAttempts || this.remaining() <= 0) return undefined;
-    const node = this.only !== undefined ? this.pinned(this.only) : (this.preferred() ?? this.pool.select(routing, this.tried, atHead));
+    const archive = this.archiveAllowed || routing.fullHolds === true;
+    const node =
+      this.only !== undefined
+        ? this.pinned(this.only, archive)
+        : (this.preferred(archive) ?? this.pool.select(routing, this.tried, atHead, archive));
     if (node !== undefined) {
       node.take();
       this.tried.add(node);
@@ -84,13 +92,14 @@ export class Attempts {
     return node;
   }
 
-  private pinned(node: PoolNode): PoolNode | undefined {
+  private pinned(node: PoolNode, archive: boolean): PoolNode | undefined {
     // The node holds the calls' state: a cordon does not keep them from it.
+    if (!archive && node.role === 'archive') return undefined;
     return this.tried.has(node) || !node.availableForState(this.now()) ? undefined : node;
   }
 
-  private preferred(): PoolNode | undefined {
-    for (const n of this.prefer) if (!this.tried.has(n) && n.available(this.now())) return n;
+  private preferred(archive: boolean): PoolNode | undefined {
+    for (const n of this.prefer) if (!this.tried.has(n) && n.available(this.now()) && (archive || n.role !== 'archive')) return n;
     return undefined;
   }
 
@@ -164,6 +173,7 @@ export async function forward<C extends Call, A>(
     if (options.avoid !== undefined) a.tried.add(options.avoid);
     if (options.prefer !== undefined) a.prefer = options.prefer;
     a.only = options.only;
+    a.archiveAllowed = options.archiveAllowed;
     return a;
   };
   const queue = plan(routings, exchange.batches, start);
@@ -264,9 +274,14 @@ async function attemptAll<C extends Call, A>(
       }
       if (s.verdict === 'chain-error' && outcome === 'ok') outcome = 'chain-error';
       if (options.answeredBy !== undefined) options.answeredBy[i] = node;
-      // An archive node's answer to a call the plugin did not route to archive is archive
-      // state only this caller may have: never cached for others.
-      results[i] = job.fallback === true ? { ...s, sure: false } : s;
+      // An archive node's answer to a call the plugin neither routed to archive nor placed
+      // within the full nodes' history may be archive state: never cached, so it cannot
+      // reach a key without archive access (archive routings, and archive-only endpoints, are
+      // refused such keys before the cache).
+      const archived =
+        job.fallback === true ||
+        (node.role === 'archive' && !job.routing.archive && job.routing.fullHolds !== true && !attempts.pool.archiveOnly);
+      results[i] = archived ? { ...s, sure: false } : s;
       if (s.settled !== undefined) settleLater(node, s.settled, started, observer);
     });
     if (sent.length !== 1 || sent[0]?.settled === undefined) observer.upstream(node, outcome, seconds);

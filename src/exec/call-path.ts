@@ -266,6 +266,7 @@ export class CallPath {
       principal: req.principal,
       exchange: req.exchange,
       metrics: this.metrics,
+      archiveAllowed: base.archiveAllowed,
       forward: (calls, routings, extra) =>
         forward(req.chain.pool, req.exchange, calls, routings, extra === undefined ? base : { ...base, ...extra }),
     };

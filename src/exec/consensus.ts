@@ -3,7 +3,10 @@
 // head, so they answer at one height) and is answered as soon as `agree` of them give the
 // same answer, in the plugin's terms (its AgreementRule: fields ignored, or numbers where
 // the highest wins). Without enough agreeing: the largest group's answer, the table's
-// "nodes disagree", or an archive node's answer (`onDisagree`). Every node outside the
+// "nodes disagree", or an archive node's answer (`onDisagree`, for keys with archive
+// access only). For a key without archive access the nodes asked are full nodes unless
+// the plugin placed the call within their history, and a full node's pruned answer
+// refuses the call (403) rather than leave another node's vote to answer. Every node outside the
 // majority is recorded (metric, the dispute log) and one disputed on more than
 // `maxDisputeRate` of its compared calls leaves rotation for `coolDownMs`. The call is
 // charged once, by the call path, whatever it takes here.
@@ -29,6 +32,8 @@ export interface Agreement<C extends Call> {
 export interface AgreeContext<C extends Call, A> {
   readonly exchange: Exchange<C, A>;
   readonly metrics: Metrics;
+  /** May the caller read archive state? */
+  readonly archiveAllowed: boolean;
   forward(calls: readonly C[], routings: readonly Routing[], extra?: Partial<ForwardOptions>): Promise<Array<CallResult<A>>>;
 }
 
@@ -83,8 +88,11 @@ export class ChainConsensus {
     // pool does not know (SDK REST nodes report none): one that lacks the height says
     // so, and its answer counts for nothing.
     const loose = routing.minHeight !== undefined && !routing.archive ? { ...routing, minHeight: undefined } : undefined;
+    const archive = ctx.archiveAllowed || routing.fullHolds === true;
     const next = (): PoolNode | undefined => {
-      const n = this.pool.select(routing, tried, atHead) ?? (loose === undefined ? undefined : this.pool.select(loose, tried, atHead));
+      const n =
+        this.pool.select(routing, tried, atHead, archive) ??
+        (loose === undefined ? undefined : this.pool.select(loose, tried, atHead, archive));
       if (n !== undefined) tried.add(n);
       return n;
     };
@@ -153,7 +161,12 @@ export class ChainConsensus {
     let winner = answered;
     if (winner === undefined) {
       const largest = this.largest(groups);
-      if (largest === undefined) {
+      // A full node lacked the state for a key without archive access: refused, whatever another node said.
+      const pruned = ctx.archiveAllowed ? undefined : votes.find((v) => v.err?.code === 'FORBIDDEN')?.err;
+      if (pruned !== undefined) {
+        outcome = 'failed';
+        give(pruned);
+      } else if (largest === undefined) {
         outcome = 'failed';
         // No answer the rule could read: a chain's own answer (an error) is relayed, else the table error.
         const chainAnswer = votes.find((v) => v.sent !== undefined);
@@ -165,7 +178,7 @@ export class ChainConsensus {
         outcome = 'majority';
       } else if (this.config.onDisagree === 'error') {
         outcome = 'refused';
-      } else if (this.config.onDisagree === 'prefer-archive') {
+      } else if (this.config.onDisagree === 'prefer-archive' && ctx.archiveAllowed) {
         winner =
           votes.find((v) => v.key !== undefined && v.node.role === 'archive') ??
           (await this.askArchive(ctx, call, routing, rule, tried, votes));

@@ -23,6 +23,8 @@ export interface PolicyContext<C extends Call, A> {
   readonly principal: Principal;
   readonly exchange: Exchange<C, A>;
   readonly metrics: Metrics;
+  /** May the caller read archive state (the key's own setting, else its tier's)? */
+  readonly archiveAllowed: boolean;
   /** Forward calls through the attempt loop, with these options added to the request's. */
   forward(calls: readonly C[], routings: readonly Routing[], extra?: Partial<ForwardOptions>): Promise<Array<CallResult<A>>>;
 }

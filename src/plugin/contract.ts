@@ -160,6 +160,15 @@ export interface Routing {
   readonly archive: boolean;
   /** When set, only nodes known to retain this height may answer (SDK chains report it). */
   readonly minHeight?: number;
+  /**
+   * Full nodes hold everything this call reads: the latest state, a height within the
+   * history they keep, or nothing of the chain's past (a chain id, a submit). An archive
+   * node's answer to it is then no archive state, so an archive node may take it for a
+   * key without archive access when no full node can. Left out, the call may read state
+   * only archive nodes still hold (a block hash cannot be placed by height): for such a
+   * key it goes to full nodes only, and an archive node's answer is never cached.
+   */
+  readonly fullHolds?: boolean;
   /** Units charged against the caller's rate limit and quotas (1 for an ordinary call). */
   readonly cost: number;
   /** A bounded label for metrics: a known method name or "other". */

@@ -234,11 +234,12 @@ export class NodePool {
 
   /**
    * The node for a call, or undefined when none can take it now. Ordinary calls go to
-   * full nodes, with archive nodes as the last resort; archive calls go to nodes that
-   * hold the state (archive nodes, or full nodes known to retain the height).
-   * `atHead`: only nodes whose head has reached it (calls at the served head).
+   * full nodes, with archive nodes as the last resort unless `lastResort` is false (a
+   * key without archive access asking what only archive nodes may still hold); archive
+   * calls go to nodes that hold the state (archive nodes, or full nodes known to retain
+   * the height). `atHead`: only nodes whose head has reached it (calls at the served head).
    */
-  select(routing: Routing, tried?: ReadonlySet<PoolNode>, atHead?: number): PoolNode | undefined {
+  select(routing: Routing, tried?: ReadonlySet<PoolNode>, atHead?: number, lastResort = true): PoolNode | undefined {
     const now = this.now();
     let count: number;
     if (this.archiveOnly) count = this.collect(routing, tried, 'archive', now, atHead);
@@ -247,7 +248,7 @@ export class NodePool {
       if (count === 0) count = this.collect(routing, tried, 'archive', now, atHead);
     } else {
       count = this.collect(routing, tried, 'full', now, atHead);
-      if (count === 0) count = this.collect(routing, tried, 'archive', now, atHead);
+      if (count === 0 && lastResort) count = this.collect(routing, tried, 'archive', now, atHead);
     }
     if (count === 0) return undefined;
     return count === 1 ? this.scratch[0] : this.strategy.pick(this.scratch, count);

@@ -57,7 +57,8 @@ class Shared {
   ) {}
 }
 
-const SUBSCRIBE: Routing = Object.freeze({ archive: false, cost: 0, label: '' });
+/** Subscriptions follow the head: any node may carry one, an archive node too when no full node can. */
+const SUBSCRIBE: Routing = Object.freeze({ archive: false, cost: 0, label: '', fullHolds: true });
 
 /** A subscribe call to one node: its socket opened (or reused), the call made, the answer read as it arrives. */
 class SubscribeExchange implements Exchange<JsonRpcCall, string> {

@@ -77,7 +77,9 @@ describe('archive state only for archive access (issue 27.1)', function () {
   const truth = async (node: string, method: string, params: unknown[]): Promise<unknown> =>
     ((await rpc(stack.devnet.node(node).url, { jsonrpc: '2.0', id: 1, method, params })).json as { result: unknown }).result;
   const head = (): number => stack.devnet.chains.get('l1')?.height() as number;
-  const hashAt = (height: number): string => stack.devnet.chains.get('l1')?.hash(height) as string;
+  /** The hash of the block at `height`, as an archive node gives it (its record is cleared before it counts). */
+  const hashAt = async (node: string, height: number): Promise<string> =>
+    ((await truth(node, 'eth_getBlockByNumber', [`0x${height.toString(16)}`, false])) as { hash: string }).hash;
   /** Probe until each named node of the chain is in (or out of) rotation. */
   const rotation = async (chain: string, nodes: readonly string[], inRotation: boolean): Promise<void> => {
     const rt = runtime(chain);
@@ -101,7 +103,7 @@ describe('archive state only for archive access (issue 27.1)', function () {
     });
 
     it('with both full nodes down, a free key’s read by block hash gets 503 and never reaches the archive node; nothing crosses through the cache', async () => {
-      const blockHash = hashAt(head() - 220);
+      const blockHash = await hashAt('a-archive-1', head() - 220);
       const params = [ADDR, { blockHash }];
       for (const n of ['a-full-1', 'a-full-2']) await stack.devnet.node(n).setFaults({ down: true });
       await rotation('l1', ['a-full-1', 'a-full-2'], false);
@@ -142,7 +144,7 @@ describe('archive state only for archive access (issue 27.1)', function () {
     });
 
     it('with one full node down and the other slow, the hedge of a free key’s read by hash never goes to the archive node', async () => {
-      const blockHash = hashAt(head() - 221);
+      const blockHash = await hashAt('a-archive-1', head() - 221);
       const params = [ADDR, { blockHash }];
       await stack.devnet.node('a-full-1').setFaults({ down: true });
       await rotation('l1', ['a-full-1'], false);
@@ -170,9 +172,44 @@ describe('archive state only for archive access (issue 27.1)', function () {
     });
   });
 
+  describe('what full nodes hold stays shared', () => {
+    it('a read by hash a full node answered is cached for every key; a recent block number still falls back to the archive node', async () => {
+      const blockHash = await hashAt('a-archive-1', head() - 5);
+      const params = [ADDR, { blockHash }];
+      const paid = await stack.createKey('enterprise');
+      const first = await call('/l1', 'eth_getBalance', params, paid.value);
+      expect(first.status).to.equal(200);
+      expect(first.headers.get('x-cache')).to.equal('MISS');
+      const free = await stack.createKey('free');
+      const shared = await call('/l1', 'eth_getBalance', params, free.value);
+      expect(shared.headers.get('x-cache')).to.equal('HIT');
+      expect(shared.json.result).to.equal(first.json.result);
+
+      const recent = `0x${(head() - 3).toString(16)}`;
+      const nonce = await truth('a-full-1', 'eth_getTransactionCount', [ADDR, recent]);
+      const oldHash = await hashAt('a-archive-1', head() - 230);
+      for (const n of ['a-full-1', 'a-full-2']) await stack.devnet.node(n).setFaults({ down: true });
+      try {
+        await rotation('l1', ['a-full-1', 'a-full-2'], false);
+        stack.devnet.node('a-archive-1').clearReceived();
+        const r = await call('/l1', 'eth_getTransactionCount', [ADDR, recent], free.value);
+        expect(r.status).to.equal(200);
+        expect(r.json.result).to.equal(nonce);
+        expect(received('a-archive-1', 'eth_getTransactionCount')).to.equal(1);
+        // A block by hash is no more placeable than state by hash.
+        const byHash = await call('/l1', 'eth_getBlockByHash', [oldHash, false], free.value);
+        expect(byHash.status).to.equal(503);
+        expect(received('a-archive-1', 'eth_getBlockByHash')).to.equal(0);
+      } finally {
+        for (const n of ['a-full-1', 'a-full-2']) await stack.devnet.node(n).clearFaults();
+        await rotation('l1', ['a-full-1', 'a-full-2'], true);
+      }
+    });
+  });
+
   describe('consensus', () => {
     it('refuses a free key’s read by hash 403 when the full nodes have pruned it, without asking the archive node', async () => {
-      const blockHash = hashAt(head() - 250);
+      const blockHash = await hashAt('c-archive-1', head() - 250);
       const params = [ADDR, { blockHash }];
       for (const n of ['c-full-1', 'c-full-2', 'c-archive-1']) stack.devnet.node(n).clearReceived();
       const free = await stack.createKey('free');

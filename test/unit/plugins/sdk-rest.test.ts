@@ -155,9 +155,16 @@ describe('sdk-rest plugin', () => {
       expect(route({ path: '/cosmos/auth/v1beta1/params' }).cacheTtlMs).to.equal(10_000);
       // Writes are never cached, and never sent to a second node once one may have taken them.
       const post = route({ method: 'POST', path: '/cosmos/tx/v1beta1/txs', body: Buffer.from('{}') });
-      expect(post).to.deep.equal({ archive: false, cost: 1, label: '/cosmos/tx/v1beta1/txs', retry: 'never', broadcast: true });
+      expect(post).to.deep.equal({
+        archive: false,
+        fullHolds: true,
+        cost: 1,
+        label: '/cosmos/tx/v1beta1/txs',
+        retry: 'never',
+        broadcast: true,
+      });
       const sim = route({ method: 'POST', path: '/cosmos/tx/v1beta1/simulate', headers: { 'x-cosmos-block-height': '5' } });
-      expect(sim).to.deep.equal({ archive: true, minHeight: 5, cost: 1, label: '/cosmos/tx/v1beta1/simulate' });
+      expect(sim).to.deep.equal({ archive: true, fullHolds: false, minHeight: 5, cost: 1, label: '/cosmos/tx/v1beta1/simulate' });
       // A read pinned by the height header: the header is part of the cache key.
       expect(route({ path: bal, headers: { 'x-cosmos-block-height': '950' } }).cacheVary).to.deep.equal(['x-cosmos-block-height']);
     });
