@@ -145,15 +145,26 @@ function plan(routings: readonly Routing[], batches: boolean, start: () => Attem
   if (!batches) return routings.map((routing, i) => ({ indices: [i], routing, attempts: start() }));
   let same = true;
   for (const r of routings) if (r.archive !== first.archive || r.minHeight !== first.minHeight || r.retry !== first.retry) same = false;
-  if (same) return [{ indices: routings.map((_, i) => i), routing: first, attempts: start() }];
+  if (same) return [{ indices: routings.map((_, i) => i), routing: held(first, routings), attempts: start() }];
   const byKind = new Map<string, { indices: number[]; routing: Routing; attempts: Attempts }>();
   routings.forEach((r, i) => {
     const kind = `${r.archive ? 'a' : 'f'}${r.minHeight ?? ''}${r.retry ?? ''}`;
     const job = byKind.get(kind);
     if (job === undefined) byKind.set(kind, { indices: [i], routing: r, attempts: start() });
-    else job.indices.push(i);
+    else {
+      job.indices.push(i);
+      // A call full nodes may not hold all of makes its whole group theirs (one request still).
+      if (r.fullHolds !== true && job.routing.fullHolds === true) job.routing = { ...job.routing, fullHolds: false };
+    }
   });
   return [...byKind.values()];
+}
+
+/** The routing a group goes by: full nodes hold what it reads only when they hold what every call of it reads. */
+function held(first: Routing, routings: readonly Routing[]): Routing {
+  if (first.fullHolds !== true) return first;
+  for (const r of routings) if (r.fullHolds !== true) return { ...first, fullHolds: false };
+  return first;
 }
 
 /**

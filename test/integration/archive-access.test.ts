@@ -160,6 +160,35 @@ describe('archive state only for archive access (issue 27.1)', function () {
       expect(received('a-archive-1', blockHash)).to.equal(0);
     });
 
+    it('in a batch, a free key’s read by hash is not carried to the archive node with a call that alone could go there', async () => {
+      const blockHash = await hashAt('a-archive-1', head() - 222);
+      for (const n of ['a-full-1', 'a-full-2']) await stack.devnet.node(n).setFaults({ down: true });
+      await rotation('l1', ['a-full-1', 'a-full-2'], false);
+      stack.devnet.node('a-archive-1').clearReceived();
+      const free = await stack.createKey('free');
+      const r = await rpc(
+        stack.url('/l1'),
+        [
+          { jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] },
+          { jsonrpc: '2.0', id: 2, method: 'eth_getTransactionCount', params: [ADDR, { blockHash }] },
+        ],
+        { apikey: free.value },
+      );
+      // The batch goes to nodes as one request, so it goes where its strictest call may:
+      // with no full node, nowhere (each item 503's error), and the archive node hears nothing.
+      const items = r.json as Array<Answer['json'] & { id: number }>;
+      expect(items.map((i) => [i.id, i.result, i.error?.code])).to.deep.equal([
+        [1, undefined, -32603],
+        [2, undefined, -32603],
+      ]);
+      expect(received('a-archive-1', 'eth_chainId')).to.equal(0);
+      expect(received('a-archive-1', blockHash)).to.equal(0);
+      // Alone, the chain id still falls back to the archive node.
+      const alone = await call('/l1', 'eth_chainId', [], free.value);
+      expect(alone.json.result).to.equal('0x1');
+      expect(received('a-archive-1', 'eth_chainId')).to.equal(1);
+    });
+
     it('still lets a free key’s call at the head fall back to the archive node when every full node is out', async () => {
       for (const n of ['a-full-1', 'a-full-2']) await stack.devnet.node(n).setFaults({ down: true });
       await rotation('l1', ['a-full-1', 'a-full-2'], false);
