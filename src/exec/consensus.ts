@@ -5,8 +5,9 @@
 // the highest wins). Without enough agreeing: the largest group's answer, the table's
 // "nodes disagree", or an archive node's answer (`onDisagree`). Every node outside the
 // majority is recorded (metric, the dispute log) and one disputed on more than
-// `maxDisputeRate` of its compared calls leaves rotation for `coolDownMs`. The call is
-// charged once, by the call path, whatever it takes here.
+// `maxDisputeRate` of its compared calls leaves rotation for `coolDownMs`. The nodes
+// asked come out of the call's node-call budget; the call path charges it once, or per
+// node asked when the tier's `chargeFanout` says so (node-budget.ts).
 
 import type { ConsensusConfig } from '../config/types.js';
 import { GatewayError, isGatewayError } from '../errors.js';
@@ -18,6 +19,7 @@ import type { NodePool } from '../pool/pool.js';
 import type { CallResult, ForwardOptions } from './attempts.js';
 import { answerHash, type DisputeLog, type DisputedNode } from './disputes.js';
 import type { Exchange, Sent } from './exchange.js';
+import type { NodeWork } from './node-budget.js';
 
 /** A call checked by agreement: as it is sent to every node, and how its answers compare. */
 export interface Agreement<C extends Call> {
@@ -29,6 +31,8 @@ export interface Agreement<C extends Call> {
 export interface AgreeContext<C extends Call, A> {
   readonly exchange: Exchange<C, A>;
   readonly metrics: Metrics;
+  /** The call's node calls: no more nodes are asked than it has left. */
+  readonly work?: NodeWork;
   forward(calls: readonly C[], routings: readonly Routing[], extra?: Partial<ForwardOptions>): Promise<Array<CallResult<A>>>;
 }
 
@@ -89,7 +93,8 @@ export class ChainConsensus {
       return n;
     };
     const first: PoolNode[] = [];
-    for (let i = 0; i < ask; i++) {
+    const asks = ctx.work === undefined ? ask : Math.min(ask, ctx.work.left);
+    for (let i = 0; i < asks; i++) {
       const n = next();
       if (n === undefined) break;
       first.push(n);
@@ -113,7 +118,7 @@ export class ChainConsensus {
           const vote = this.vote(node, r as CallResult<A>, rule, agreeable);
           votes.push(vote);
           if (vote.key === undefined) {
-            const again = spare-- > 0 ? next() : undefined;
+            const again = spare-- > 0 && (ctx.work === undefined || ctx.work.left > 0) ? next() : undefined;
             if (again !== undefined) ask1(again);
           } else {
             // Late answers are grouped too: who differed is decided once every node has answered.
