@@ -124,7 +124,7 @@ for (const [name, open] of subjects) {
 }
 
 describe('charging node work after the call: leased limiter over Redis', () => {
-  let clock = START;
+  const clock = START;
   it('pays from the tokens it holds first, the rest at once from the shared limits', async () => {
     const r = await redis(() => clock);
     const leased = new LeasedLimiter(r.limiter, { leaseMs: 200, leaseTokens: 'auto', now: () => clock });
