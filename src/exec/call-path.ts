@@ -252,9 +252,11 @@ export class CallPath {
       const routing = routings[k] as Routing;
       if (!isGatewayError(r) && r.verdict === 'oversize') {
         const halves = exchange.split?.(routed[k] as C, 'halves');
-        // The whole call was sent (and paid for at admission): its halves come on top, from what its budget has left.
-        const work = works?.[k] ?? new NodeWork(budget, routing.cost, { sent: made[k] ?? 0 });
-        if (halves !== undefined) r = await splitCall(track(k, work), routing, halves, 'oversize', 0, r.answer);
+        if (halves !== undefined) {
+          // The whole call was sent (and paid for at admission): its halves come on top, from what its budget has left.
+          const work = works?.[k] ?? new NodeWork(budget, routing.cost, { sent: made[k] ?? 0 });
+          r = await splitCall(track(k, work), routing, halves, 'oversize', 0, r.answer);
+        }
       }
       if (routing.latest?.head !== undefined) r = atServedHead(req.chain, routing, r, by[k]);
       out[k] = r;
