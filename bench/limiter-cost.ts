@@ -26,6 +26,8 @@ const tier: TierConfig = {
   wsConnections: 10,
   wsSubscriptions: 10,
   cacheHitsFree: false,
+  nodeCalls: 16,
+  chargeFanout: false,
   account: { rate: Infinity, burst: Infinity, daily: Infinity, monthly: Infinity },
 };
 const payer = { id: 'bench-key', account: 'bench' };

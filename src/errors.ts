@@ -18,6 +18,8 @@ export const ERRORS = {
   QUOTA_EXCEEDED: { status: 429, rpc: -32005, grpc: 8, message: 'Quota exceeded for this period' },
   TOO_MANY_CONNECTIONS: { status: 429, rpc: -32005, grpc: 8, message: "WebSocket connections of this key are at its tier's limit" },
   TOO_MANY_SUBSCRIPTIONS: { status: 429, rpc: -32005, grpc: 8, message: "Subscriptions on this connection are at the tier's limit" },
+  // Answered like a provider's "query returned more than 10000 results": the call must be made smaller, not retried.
+  NODE_BUDGET_EXCEEDED: { status: 200, rpc: -32005, grpc: 8, message: 'This call needs more node calls than one call may make' },
   BODY_TOO_LARGE: { status: 413, rpc: -32600, grpc: 8, message: 'Request body too large' },
   BATCH_TOO_LARGE: { status: 413, rpc: -32600, grpc: 8, message: 'Batch too large for this tier' },
   HEADERS_TOO_LARGE: { status: 431, rpc: -32600, grpc: 8, message: 'Request headers too large' },

@@ -1,7 +1,8 @@
 // eth_getLogs ranges: where a filter's range starts and ends (tags resolved at the
 // pool's head), parts of a range that each fit what nodes accept, and one answer made
 // from the parts' answers (their log arrays, in block order, under the caller's id).
-// What providers answer when a range or its results are too big for them.
+// What providers answer when a range or its results are too big for them, and the
+// range to tell a client to use when the gateway will not cut a call further.
 
 import { memberRaw, withParams, type JsonRpcCall, type SplitPolicy } from 'noderouter/plugin';
 
@@ -36,6 +37,28 @@ export function rangeOf(f: LogFilter, head: number | undefined): { from: number;
 
 const hex = (n: number): string => `0x${n.toString(16)}`;
 
+/**
+ * The block range a node's refusal names as its limit (geth/erigon "max block range N",
+ * "maximum block range: N", QuickNode "limited to a N range", Alchemy "up to a 2K block range").
+ */
+const RANGE_LIMIT = /(?:max(?:imum)? (?:block )?range:? ?|limited to an? )(\d[\d,]*)|(\d[\d,]*)(k?) block range/i;
+
+export function rangeLimitIn(refused: string | undefined): number | undefined {
+  if (refused === undefined) return undefined;
+  const error = memberRaw(refused, 'error');
+  const message = error === undefined ? undefined : memberRaw(error, 'message');
+  const m = message === undefined ? null : RANGE_LIMIT.exec(message);
+  if (m === null) return undefined;
+  const n = parseInt((m[1] ?? m[2] ?? '').replace(/,/g, ''), 10) * (m[3] === undefined || m[3] === '' ? 1 : 1000);
+  return Number.isSafeInteger(n) && n >= 1 ? n : undefined;
+}
+
+/** What a client is told when its range needs more node calls than one call may make: the node's limit, else the parts' size. */
+export function rangeAdvice(refused: string | undefined, size: number): string {
+  const n = rangeLimitIn(refused) ?? size;
+  return `range too large: split it into ranges of ${n} block${n === 1 ? '' : 's'}`;
+}
+
 /** The call over [from, to] in parts of at most `size` blocks, in block order. */
 function parts(call: JsonRpcCall, filter: LogFilter, from: number, to: number, size: number): SplitPolicy | undefined {
   if (to < from || size < 1) return undefined;
@@ -43,7 +66,8 @@ function parts(call: JsonRpcCall, filter: LogFilter, from: number, to: number, s
   for (let a = from; a <= to; a += size) {
     calls.push(withParams(call, [{ ...filter, fromBlock: hex(a), toBlock: hex(Math.min(to, a + size - 1)) }]));
   }
-  return calls.length < 2 ? undefined : { calls, join: (answers) => joinLogs(answers, call.id) };
+  if (calls.length < 2) return undefined;
+  return { calls, join: (answers) => joinLogs(answers, call.id), tooLarge: (refused) => rangeAdvice(refused, size) };
 }
 
 /** Parts that each fit `maxRange` blocks ('fit'), or the two halves of the range ('halves'). */

@@ -1,7 +1,7 @@
 // Limits, quotas, usage and WebSocket connection caps of the memory store, exact
 // across workers: the primary holds the one MemoryLimiter (and its usage book and
 // file) and the one slot counter; a worker asks it over IPC. An admission is one
-// round trip; error and refusal counts are one-way notes (the link is ordered, and a
+// round trip; charges after a call, error and refusal counts are one-way notes (the link is ordered, and a
 // worker's last request before it exits proves they all arrived). Slots a worker held
 // are given back when it exits, however it exits.
 
@@ -35,6 +35,11 @@ export class IpcLimiter implements Limiter {
     return this.primary.request<Admission>('limits.admit', body).catch((err: unknown) => {
       throw unavailable(err);
     });
+  }
+
+  charge(payer: Payer, tier: TierConfig, cost: number, chain: string): void {
+    const body: AdmitBody = { id: payer.id, account: payer.account, tier, cost, chain };
+    this.primary.note('limits.charge', body);
   }
 
   countErrors(keyId: string, chain: string, errors: number): void {
@@ -106,6 +111,10 @@ export function serveLimits(worker: Channel, limiter: Limiter, slots: WorkerSlot
   worker.handle('limits.admit', (body) => {
     const b = body as AdmitBody;
     return limiter.admit({ id: b.id, account: b.account }, b.tier, b.cost, b.chain);
+  });
+  worker.handle('limits.charge', (body) => {
+    const b = body as AdmitBody;
+    limiter.charge({ id: b.id, account: b.account }, b.tier, b.cost, b.chain);
   });
   worker.handle('limits.errors', (body) => {
     const [keyId, chain, n] = body as CountBody;

@@ -62,6 +62,8 @@ function readTier(name: string, t: TierFile): TierConfig {
     wsConnections: limit(t.wsConnections),
     wsSubscriptions: limit(t.wsSubscriptions),
     cacheHitsFree: t.cacheHitsFree,
+    nodeCalls: t.nodeCalls,
+    chargeFanout: t.chargeFanout,
   };
 }
 

@@ -211,6 +211,10 @@ const Tier = Section({
   wsConnections: Limit(10),
   wsSubscriptions: Limit(100),
   cacheHitsFree: Bool(false),
+  /** Node calls one client call (each batch item) may cause: parts, retries, hedges, agreement, broadcast. */
+  nodeCalls: Int(1, 1000, 16),
+  /** Agreement and broadcast charged per node asked (else once). */
+  chargeFanout: Bool(false),
   account: Section({
     rate: Type.Optional(Limit()),
     burst: Type.Optional(Limit()),

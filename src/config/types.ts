@@ -146,6 +146,14 @@ export interface TierConfig {
   readonly wsSubscriptions: number;
   /** Answers from the response cache cost nothing against limits and usage. */
   readonly cacheHitsFree: boolean;
+  /**
+   * Node calls one client call (each batch item on its own) may cause: getLogs parts,
+   * retries, hedges, nodes asked for agreement, a submit's broadcast. Past it nothing
+   * more is sent (src/exec/node-budget.ts).
+   */
+  readonly nodeCalls: number;
+  /** A call checked by agreement or broadcast to every full node is charged its cost per node asked (else once). */
+  readonly chargeFanout: boolean;
   /** The same account's keys on this tier together (by default what one key gets). */
   readonly account: AccountLimits;
 }

@@ -116,6 +116,15 @@ export class CallAccess {
     this.deps.limiter.countLimited(principal.record.id, chain.name, 1);
   }
 
+  /** Node work done beyond what admission took (src/exec/node-budget.ts), charged now: never refused. */
+  charge(chain: ChainRuntime, principal: Principal, units: number): void {
+    try {
+      this.deps.limiter.charge(principal.record, principal.tier, units, chain.name);
+    } catch {
+      // The store's own failure policy has spoken (fail-closed): the call is answered already, and a lost charge is not worth its answer.
+    }
+  }
+
   countErrors(principal: Principal, chain: ChainRuntime, errors: number): void {
     this.deps.limiter.countErrors(principal.record.id, chain.name, errors);
   }

@@ -8,6 +8,8 @@
 // the plugin has not placed within the full nodes' history (`fullHolds`) never reaches
 // an archive node on any attempt (first, retry, hedge, preferred or pinned). When every
 // attempt failed the answer is the error table's: 503 none tried, 504 all timed out, 502 else.
+// Every node call, hedges included, is drawn from the call's node-call budget
+// (node-budget.ts) first.
 
 import { GatewayError } from '../errors.js';
 import type { Call, Routing } from '../plugin/contract.js';
@@ -18,6 +20,7 @@ import type { RequestSpan } from '../trace/request-span.js';
 import { failureOutcome, tracedAttempt } from './attempt-span.js';
 import { Blame } from './blame.js';
 import { sendHedged, type Attempted, type Hedger } from './hedge.js';
+import { overBudget, type NodeWork } from './node-budget.js';
 import type { Exchange, ForwardObserver, Sent, UpstreamOutcome } from './exchange.js';
 
 /** A call's result: its answer (with the verdict), or the table error it gets instead. */
@@ -49,6 +52,12 @@ export interface ForwardOptions {
   readonly only?: PoolNode;
   /** Filled with the node that answered each call (by index). */
   readonly answeredBy?: PoolNode[];
+  /** Node calls each call may make (retries and hedges included); absent: only maxAttempts bounds them. */
+  readonly budget?: number;
+  /** The client call's budget when its work spans several forwards (parts, nodes asked): drawn from instead of `budget`. */
+  readonly work?: NodeWork;
+  /** Filled with the node calls each call made (by index). */
+  readonly nodeCalls?: number[];
   readonly now?: () => number;
 }
 
@@ -75,10 +84,19 @@ export class Attempts {
   only: PoolNode | undefined;
   /** May the caller read archive state? Else archive nodes take only calls full nodes could answer as well. */
   archiveAllowed = true;
+  /** Node calls these calls may make, unless `work` (a budget shared with other forwards) is given. */
+  budget = Infinity;
+  work: NodeWork | undefined;
+  /** An attempt was refused by the node-call budget. */
+  private spent = false;
 
   /** The next node to try for this routing, or undefined when the budget is spent. */
   next(routing: Routing, atHead?: number): PoolNode | undefined {
     if (this.count >= this.pool.config.maxAttempts || this.remaining() <= 0) return undefined;
+    if (this.work === undefined ? this.count >= this.budget : this.work.left <= 0) {
+      this.spent = true;
+      return undefined;
+    }
     const archive = this.archiveAllowed || routing.fullHolds === true;
     const node =
       this.only !== undefined
@@ -88,6 +106,7 @@ export class Attempts {
       node.take();
       this.tried.add(node);
       this.count++;
+      if (this.work !== undefined) this.work.sent++;
     }
     return node;
   }
@@ -119,6 +138,8 @@ export class Attempts {
   /** The error for calls no attempt could answer. */
   error(): GatewayError {
     if (this.timeouts + this.failures === 0) {
+      // Nothing sent because the call's node calls are spent: a node being free would not help.
+      if (this.spent) return overBudget(this.work?.budget ?? this.budget);
       return new GatewayError('NO_HEALTHY_NODE', { headers: { 'retry-after': '1' } });
     }
     if (this.failures === 0 || (this.remaining() <= 0 && this.timeouts > 0)) return new GatewayError('UPSTREAM_TIMEOUT');
@@ -185,14 +206,21 @@ export async function forward<C extends Call, A>(
     if (options.prefer !== undefined) a.prefer = options.prefer;
     a.only = options.only;
     a.archiveAllowed = options.archiveAllowed;
+    if (options.budget !== undefined) a.budget = options.budget;
+    a.work = options.work;
     return a;
   };
   const queue = plan(routings, exchange.batches, start);
+  const planned = options.nodeCalls === undefined ? undefined : queue.slice();
   const blame = new Blame();
   try {
     return await attemptAll(exchange, calls, queue, blame, options);
   } finally {
     blame.release();
+    // A call moved to archive keeps its job's attempts: their count is every node call it made.
+    if (planned !== undefined && options.nodeCalls !== undefined) {
+      for (const job of planned) for (const i of job.indices) options.nodeCalls[i] = job.attempts.count;
+    }
   }
 }
 
@@ -229,7 +257,10 @@ async function attemptAll<C extends Call, A>(
       );
     };
     // A loser cancelled after the win is nobody's failure: its node is only told the attempt is over.
-    const late = (a: Attempted<A>): void => blame.failed(a.node, job, a.err ?? new CallAborted());
+    const late = (a: Attempted<A>): void => {
+      blame.failed(a.node, job, a.err ?? new CallAborted());
+      observer.upstream(a.node, a.sent !== undefined ? 'ok' : 'cancelled', (performance.now() - a.started) / 1000);
+    };
     const hedger = job.routing.hedge === true ? options.hedger : undefined;
     const second = (): PoolNode | undefined => {
       const n = attempts.next(job.routing, options.atHead);
@@ -310,7 +341,8 @@ async function attemptAll<C extends Call, A>(
 function bookFailure<A>(a: Attempted<A>, job: Job, attempts: Attempts, blame: Blame, observer: ForwardObserver, now: () => number): void {
   const { node, err } = a;
   blame.failed(node, job, err);
-  if (err instanceof CallAborted) return;
+  // The client left: the node was still called.
+  if (err instanceof CallAborted) return observer.upstream(node, 'cancelled', (performance.now() - a.started) / 1000);
   const outcome = failureOutcome(err);
   if (outcome === 'throttled') node.throttle(now());
   else attempts.failed(outcome === 'timeout');

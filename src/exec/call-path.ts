@@ -4,7 +4,9 @@
 // usage. Transports hand it typed calls with the exchange that carries their kind and
 // get back each call's answer or table error, in order; they only translate wire
 // formats in and out. Calls a transport serves itself once admitted (WebSocket
-// subscriptions) are handed back to it.
+// subscriptions) are handed back to it. Each call's node calls are held to its tier's
+// budget, counted in a metric, and work past one node call is charged after the call
+// (node-budget.ts).
 
 import type { ChainRuntime } from '../chain-runtime.js';
 import { isGatewayError, type GatewayError } from '../errors.js';
@@ -16,6 +18,7 @@ import type { Agreement } from './consensus.js';
 import { broadcastCall, splitCall, stateCall, type PolicyContext } from './policies.js';
 import type { CallAccess, Principal } from './access.js';
 import { forward, type CallResult, type ForwardOptions } from './attempts.js';
+import { NodeWork } from './node-budget.js';
 import type { CacheCodec, Exchange } from './exchange.js';
 import type { OutcomeLabel, RequestOutcome } from './request-record.js';
 import { outcomeOf } from './request-record.js';
@@ -177,9 +180,16 @@ export class CallPath {
     routings: readonly Routing[],
     look: Lookup<A>,
   ): Promise<Array<CallResult<A>>> {
-    const { own, exchange } = req;
+    const { own, exchange, principal } = req;
     const { consensus } = req.chain;
+    const { nodeCalls: budget, chargeFanout } = principal.tier;
     const ctx = this.context(req);
+    // The node work of calls that take a policy (made only for them): by call.
+    let works: Array<NodeWork | undefined> | undefined;
+    const track = (k: number, work: NodeWork): PolicyContext<C, A> => {
+      (works ??= [])[k] = work;
+      return withWork(ctx, work);
+    };
     const out = new Array<CallResult<A>>(routed.length);
     const missing: C[] = [];
     const missingRoutings: Routing[] = [];
@@ -193,17 +203,22 @@ export class CallPath {
       let agreement: Agreement<C> | undefined;
       if (hit !== undefined) out[k] = { answer: hit, verdict: 'ok', sure: true };
       else if (own !== undefined && own.claims(call)) alone(k, own.answer(call, routing));
-      else if (routing.state !== undefined && exchange.state !== undefined) alone(k, stateCall(ctx, call, routing));
-      else if (routing.broadcast === true) alone(k, broadcastCall(ctx, call, routing));
-      else if (routing.split === true && exchange.split !== undefined) alone(k, this.split(ctx, call, routing));
+      else if (routing.state !== undefined && exchange.state !== undefined)
+        alone(k, stateCall(track(k, new NodeWork(budget, routing.cost)), call, routing));
+      else if (routing.broadcast === true)
+        alone(k, broadcastCall(track(k, new NodeWork(budget, routing.cost, { perNode: chargeFanout })), call, routing));
+      else if (routing.split === true && exchange.split !== undefined)
+        // The whole call is sent only when it cannot be cut (split() says): its parts are what it costs.
+        alone(k, this.split(track(k, new NodeWork(budget, routing.cost, { owed: 0 })), call, routing));
       else if (routing.after !== undefined) {
         const prefer = req.chain.accepted.nodes(routing.after);
+        const c = track(k, new NodeWork(budget, routing.cost));
         alone(
           k,
-          ctx.forward([call], [routing], prefer === undefined ? {} : { prefer }).then((r) => r[0] as CallResult<A>),
+          c.forward([call], [routing], prefer === undefined ? {} : { prefer }).then((r) => r[0] as CallResult<A>),
         );
       } else if (consensus !== undefined && exchange.agreeable !== undefined && (agreement = consensus.plan(call, routing)) !== undefined) {
-        alone(k, consensus.run(ctx, agreement, routing));
+        alone(k, consensus.run(track(k, new NodeWork(budget, routing.cost, { perNode: chargeFanout })), agreement, routing));
       } else {
         missing.push(call);
         missingRoutings.push(routing);
@@ -211,39 +226,57 @@ export class CallPath {
       }
     }
     const by: Array<PoolNode | undefined> = [];
+    // Node calls of the calls forwarded together, by call (a follower of a coalesced call made none).
+    const made: number[] = [];
     if (missing.length > 0) {
       const answered: PoolNode[] = [];
+      const sent: number[] = [];
       const answers = await this.forwardMissing(
         req,
         missing,
         missingRoutings,
         at.length === 1 ? look.keys[at[0] as number] : undefined,
         answered,
+        sent,
       );
       for (let m = 0; m < missing.length; m++) {
         out[at[m] as number] = answers[m] as CallResult<A>;
         by[at[m] as number] = answered[m];
+        made[at[m] as number] = sent[m] ?? 0;
       }
     }
     if (apart.length > 0) await Promise.all(apart);
+    let extra = 0;
     for (let k = 0; k < routed.length; k++) {
       let r = out[k] as CallResult<A>;
       const routing = routings[k] as Routing;
       if (!isGatewayError(r) && r.verdict === 'oversize') {
         const halves = exchange.split?.(routed[k] as C, 'halves');
-        if (halves !== undefined) r = await splitCall(ctx, routing, halves, 'oversize');
+        if (halves !== undefined) {
+          // The whole call was sent (and paid for at admission): its halves come on top, from what its budget has left.
+          const work = works?.[k] ?? new NodeWork(budget, routing.cost, { sent: made[k] ?? 0 });
+          r = await splitCall(track(k, work), routing, halves, 'oversize', 0, r.answer);
+        }
       }
       if (routing.latest?.head !== undefined) r = atServedHead(req.chain, routing, r, by[k]);
       out[k] = r;
       const key = look.keys[k];
       if (key !== undefined && look.hits[k] === undefined && !isGatewayError(r)) this.keep(req, key, r, routing);
+      const work = works?.[k];
+      const calls = work?.sent ?? made[k];
+      if (work !== undefined) extra += work.extra;
+      if (calls !== undefined) this.metrics.nodeCallsPerCall.record(calls, req.chain.name);
     }
+    if (extra > 0) this.access.charge(req.chain, principal, extra);
     return out;
   }
 
   private split<C extends Call, A>(ctx: PolicyContext<C, A>, call: C, routing: Routing): Promise<CallResult<A>> {
     const parts = ctx.exchange.split?.(call, 'fit');
-    if (parts === undefined) return ctx.forward([call], [routing]).then((r) => r[0] as CallResult<A>);
+    if (parts === undefined) {
+      if (ctx.work !== undefined) ctx.work.owed = ctx.work.paid;
+      return ctx.forward([call], [routing]).then((r) => r[0] as CallResult<A>);
+    }
     return splitCall(ctx, routing, parts, 'limit');
   }
 
@@ -253,6 +286,7 @@ export class CallPath {
       deadline: req.deadline,
       observer: chain.observer,
       archiveAllowed: this.access.archiveAllowed(req.principal),
+      budget: req.principal.tier.nodeCalls,
       trace: req.trace,
       atHead: chain.pool.servedHead,
       hedger: chain.hedger,
@@ -279,10 +313,11 @@ export class CallPath {
     routings: readonly Routing[],
     onlyKey: string | undefined,
     answeredBy: PoolNode[],
+    nodeCalls: number[],
   ): Promise<Array<CallResult<A>>> {
     const { chain, principal } = req;
     const send = (): Promise<Array<CallResult<A>>> =>
-      forward(chain.pool, req.exchange, calls, routings, { ...this.options(req), answeredBy });
+      forward(chain.pool, req.exchange, calls, routings, { ...this.options(req), answeredBy, nodeCalls });
     const store = chain.cache;
     const codec = req.cache;
     if (onlyKey === undefined || store === undefined || codec === undefined) return send();
@@ -303,6 +338,15 @@ export class CallPath {
     const entry = req.cache?.keep(r.answer);
     if (entry !== undefined) req.chain.cache?.set(key, entry, routing.cacheTtlMs, routing.cacheHeight);
   }
+}
+
+/** The context of one call whose node work spans several forwards: each draws from its budget. */
+function withWork<C extends Call, A>(ctx: PolicyContext<C, A>, work: NodeWork): PolicyContext<C, A> {
+  return {
+    ...ctx,
+    work,
+    forward: (calls, routings, extra) => ctx.forward(calls, routings, extra === undefined ? { work } : { ...extra, work }),
+  };
 }
 
 /**

@@ -8,8 +8,9 @@
 // the plugin placed the call within their history, and a full node's pruned answer
 // refuses the call (403) rather than leave another node's vote to answer. Every node outside the
 // majority is recorded (metric, the dispute log) and one disputed on more than
-// `maxDisputeRate` of its compared calls leaves rotation for `coolDownMs`. The call is
-// charged once, by the call path, whatever it takes here.
+// `maxDisputeRate` of its compared calls leaves rotation for `coolDownMs`. The nodes
+// asked come out of the call's node-call budget; the call path charges it once, or per
+// node asked when the tier's `chargeFanout` says so (node-budget.ts).
 
 import type { ConsensusConfig } from '../config/types.js';
 import { GatewayError, isGatewayError } from '../errors.js';
@@ -21,6 +22,7 @@ import type { NodePool } from '../pool/pool.js';
 import type { CallResult, ForwardOptions } from './attempts.js';
 import { answerHash, type DisputeLog, type DisputedNode } from './disputes.js';
 import type { Exchange, Sent } from './exchange.js';
+import type { NodeWork } from './node-budget.js';
 
 /** A call checked by agreement: as it is sent to every node, and how its answers compare. */
 export interface Agreement<C extends Call> {
@@ -34,6 +36,8 @@ export interface AgreeContext<C extends Call, A> {
   readonly metrics: Metrics;
   /** May the caller read archive state? */
   readonly archiveAllowed: boolean;
+  /** The call's node calls: no more nodes are asked than it has left. */
+  readonly work?: NodeWork;
   forward(calls: readonly C[], routings: readonly Routing[], extra?: Partial<ForwardOptions>): Promise<Array<CallResult<A>>>;
 }
 
@@ -97,7 +101,8 @@ export class ChainConsensus {
       return n;
     };
     const first: PoolNode[] = [];
-    for (let i = 0; i < ask; i++) {
+    const asks = ctx.work === undefined ? ask : Math.min(ask, ctx.work.left);
+    for (let i = 0; i < asks; i++) {
       const n = next();
       if (n === undefined) break;
       first.push(n);
@@ -121,7 +126,7 @@ export class ChainConsensus {
           const vote = this.vote(node, r as CallResult<A>, rule, agreeable);
           votes.push(vote);
           if (vote.key === undefined) {
-            const again = spare-- > 0 ? next() : undefined;
+            const again = spare-- > 0 && (ctx.work === undefined || ctx.work.left > 0) ? next() : undefined;
             if (again !== undefined) ask1(again);
           } else {
             // Late answers are grouped too: who differed is decided once every node has answered.

@@ -58,6 +58,8 @@ export interface Exchange<C extends Call, A> {
 export interface Parts<C extends Call, A> {
   readonly calls: readonly C[];
   join(answers: readonly A[]): A;
+  /** How the client should cut the call when its node-call budget stops the parts (see SplitPolicy.tooLarge). */
+  tooLarge?(refused: A | undefined): string;
 }
 
 /** Reading and rewriting state ids in calls and answers (JSON-RPC: `result` of a create, the first param of a use). */
@@ -87,7 +89,8 @@ export interface CacheCodec<C extends Call, A> {
 }
 
 /** How one attempt on one node ended, as upstream metrics count it. */
-export type UpstreamOutcome = 'ok' | 'chain-error' | 'pruned' | 'failure' | 'timeout' | 'throttled';
+/** `cancelled`: a hedge that lost, or an attempt the client left, stopped before the node answered. */
+export type UpstreamOutcome = 'ok' | 'chain-error' | 'pruned' | 'failure' | 'timeout' | 'throttled' | 'cancelled';
 
 /** Why a call moved to another node. */
 export type RetryReason = 'failure' | 'throttled' | 'pruned';

@@ -2,7 +2,8 @@
 // state kept on the node that holds it (filters), submits sent once to every full node
 // with the first acceptance answered, calls cut into parts and their answers joined
 // (getLogs ranges), and head reads held at the served head. One place, for every family
-// and transport; the call path decides which calls take which policy.
+// and transport; the call path decides which calls take which policy. What a call's
+// parts and broadcast cost in node calls comes out of its budget (node-budget.ts).
 
 import { isGatewayError } from '../errors.js';
 import type { Call, Routing } from '../plugin/contract.js';
@@ -12,6 +13,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Principal } from './access.js';
 import type { CallResult, ForwardOptions } from './attempts.js';
 import type { Exchange, Parts, Sent } from './exchange.js';
+import { isOverBudget, overBudget, type NodeWork } from './node-budget.js';
 
 /** Parts of one split call sent at once, at most. */
 const SPLIT_PARALLEL = 4;
@@ -25,6 +27,8 @@ export interface PolicyContext<C extends Call, A> {
   readonly metrics: Metrics;
   /** May the caller read archive state (the key's own setting, else its tier's)? */
   readonly archiveAllowed: boolean;
+  /** The node calls of the one client call this context is for, when they span several forwards. */
+  readonly work?: NodeWork;
   /** Forward calls through the attempt loop, with these options added to the request's. */
   forward(calls: readonly C[], routings: readonly Routing[], extra?: Partial<ForwardOptions>): Promise<Array<CallResult<A>>>;
 }
@@ -85,6 +89,8 @@ export function broadcastCall<C extends Call, A>(ctx: PolicyContext<C, A>, call:
   const { chain, exchange, metrics } = ctx;
   const now = chain.pool.now();
   const nodes = chain.pool.nodes.filter((n) => n.role === 'full' && n.available(now));
+  // As many nodes as the call's budget allows, no more.
+  if (ctx.work !== undefined && nodes.length > ctx.work.left) nodes.length = Math.max(1, ctx.work.left);
   if (chain.config.submit === 'one' || nodes.length <= 1) return acceptedBy(ctx, call, routing, []);
   return new Promise((resolve) => {
     const accepting: PoolNode[] = [];
@@ -141,14 +147,27 @@ function remember<C extends Call, A>(ctx: PolicyContext<C, A>, r: CallResult<A> 
   if (id !== undefined) ctx.chain.accepted.add(id, nodes);
 }
 
-/** A call made as parts (a getLogs range cut to fit, or in halves after an oversize answer), their answers joined. */
+/**
+ * A call made as parts (a getLogs range cut to fit, or in halves after an oversize
+ * answer, `refused`), their answers joined. Each part sent is charged like a call of its
+ * own; parts that cannot all be sent within the call's node calls are not begun, and a
+ * call stopped at its budget is answered with how the client should cut it (the plugin's
+ * words for the deepest cut made, which knows most).
+ */
 export async function splitCall<C extends Call, A>(
   ctx: PolicyContext<C, A>,
   routing: Routing,
   parts: Parts<C, A>,
   reason: 'limit' | 'oversize',
   depth = 0,
+  refused?: A,
 ): Promise<CallResult<A>> {
+  const { work } = ctx;
+  if (work !== undefined && depth >= work.depth) {
+    work.depth = depth;
+    work.advice = parts.tooLarge === undefined ? undefined : () => parts.tooLarge?.(refused);
+  }
+  if (work !== undefined && parts.calls.length > work.left) return overBudget(work.budget, work.advice?.());
   ctx.metrics.splits.inc({ chain: ctx.chain.name, reason });
   const answers = new Array<CallResult<A>>(parts.calls.length);
   let next = 0;
@@ -156,14 +175,16 @@ export async function splitCall<C extends Call, A>(
     for (let i = next++; i < parts.calls.length; i = next++) {
       const part = parts.calls[i] as C;
       let r = (await ctx.forward([part], [routing]))[0] as CallResult<A>;
+      if (work !== undefined && !unsent(r)) work.owed += ctx.chain.handler.classify(part, ctx.chain.pool.view).cost;
       if (!isGatewayError(r) && r.verdict === 'oversize' && depth < SPLIT_DEPTH) {
         const halves = ctx.exchange.split?.(part, 'halves');
-        if (halves !== undefined) r = await splitCall(ctx, routing, halves, 'oversize', depth + 1);
+        if (halves !== undefined) r = await splitCall(ctx, routing, halves, 'oversize', depth + 1, r.answer);
       }
       answers[i] = r;
     }
   };
   await Promise.all(Array.from({ length: Math.min(SPLIT_PARALLEL, parts.calls.length) }, worker));
+  if (work !== undefined && answers.some(isOverBudget)) return overBudget(work.budget, work.advice?.());
   const good: A[] = [];
   let sure = true;
   for (const r of answers) {
@@ -173,4 +194,9 @@ export async function splitCall<C extends Call, A>(
     sure &&= r.sure;
   }
   return { answer: parts.join(good), verdict: 'ok', sure };
+}
+
+/** A part the attempt loop gave up on before any node had it. */
+function unsent<A>(r: CallResult<A>): boolean {
+  return isGatewayError(r) && (r.code === 'NODE_BUDGET_EXCEEDED' || r.code === 'NO_HEALTHY_NODE');
 }

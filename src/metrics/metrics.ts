@@ -41,8 +41,16 @@ export class Metrics {
 
   readonly upstream = new FastCounter(
     'noderouter_upstream_requests_total',
-    'Requests sent to nodes, by chain, node and outcome (ok, chain-error, pruned, failure, timeout, throttled).',
+    'Requests sent to nodes, by chain, node and outcome (ok, chain-error, pruned, failure, timeout, throttled, cancelled: a hedge that lost or a client that left).',
     ['chain', 'node', 'outcome'],
+    this.registry,
+  );
+
+  readonly nodeCallsPerCall = new FastHistogram(
+    'noderouter_node_calls_per_call',
+    "Node calls one client call (each batch item) caused, by chain endpoint: 1 for most calls; more for getLogs parts, retries, hedges, agreement and broadcasts, up to the tier's nodeCalls; 0 for a call that shared another's in flight. Cache hits are not counted.",
+    ['chain'],
+    [0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64],
     this.registry,
   );
 

@@ -263,6 +263,13 @@ export interface SplitPolicy {
   readonly calls: readonly JsonRpcCall[];
   /** One answer from the parts' good answers (each an item's raw text, in order), under the call's id. */
   join(answers: readonly string[]): string;
+  /**
+   * The message for a call stopped at its node-call budget before its parts were all
+   * answered: how the client should cut it (getLogs: "range too large: split it into
+   * ranges of N blocks"). `refused`: the node's answer refusing the call these parts
+   * come from as too big, when one did (its limit may be in it).
+   */
+  tooLarge?(refused: string | undefined): string;
 }
 
 // ---- nodes ----------------------------------------------------------------------------

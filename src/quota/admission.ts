@@ -5,7 +5,7 @@
 // neither. Admitted calls are counted in usage once, here; refusals as limited.
 
 import type { AccountLimits, TierConfig } from '../config/types.js';
-import { gcra } from './gcra.js';
+import { CLOCK_STEP_MS, gcra } from './gcra.js';
 import { nextUtcMidnight, nextUtcMonth } from './usage.js';
 
 export type RefusalReason = 'rate' | 'daily' | 'monthly';
@@ -84,6 +84,18 @@ export function rateRefusal(state: RateState, retryMs: number): Admission {
 
 const SWEEP_MS = 60_000;
 
+/**
+ * A GCRA state with `cost` more units owed. It runs at most as far ahead as a state may
+ * before gcra() reads it as a clock step (and starts the bucket afresh): owing more
+ * than that would forgive it all.
+ */
+export function owe(tat: number, now: number, rate: number, burst: number, cost: number): number {
+  const interval = 1000 / rate;
+  const tolerance = interval * burst;
+  const base = tat > now && tat - now <= tolerance + CLOCK_STEP_MS ? tat : now;
+  return Math.min(base + interval * cost, now + tolerance + CLOCK_STEP_MS);
+}
+
 export class Admitter {
   private readonly tats = new Map<string, number>();
   private lastSweep = 0;
@@ -134,6 +146,22 @@ export class Admitter {
     this.counts.add(payer.id, chain, now, cost, 0, 0);
     if (bucket !== undefined) this.counts.add(bucket, chain, now, cost, 0, 0);
     return { allowed: true, headers: admittedHeaders(tier, now, rate, keyDay, accountDay) };
+  }
+
+  /**
+   * Charge `cost` units of work already done (node work past what admission took): never
+   * refused, counted in the key's and account's quotas and usage, and owed in their rate
+   * buckets, so the next calls wait for it (as far as a bucket can run ahead: see owe()).
+   */
+  charge(payer: Payer, tier: TierConfig, cost: number, chain: string): void {
+    if (cost <= 0) return;
+    const now = this.now();
+    const a = tier.account;
+    const bucket = limitsAccounts(a) ? accountBucket(payer.account, tier) : undefined;
+    if (tier.rate !== Infinity) this.tats.set(payer.id, owe(this.tats.get(payer.id) ?? 0, now, tier.rate, tier.burst, cost));
+    if (bucket !== undefined && a.rate !== Infinity) this.tats.set(bucket, owe(this.tats.get(bucket) ?? 0, now, a.rate, a.burst, cost));
+    this.counts.add(payer.id, chain, now, cost, 0, 0);
+    if (bucket !== undefined) this.counts.add(bucket, chain, now, cost, 0, 0);
   }
 
   /** Take a rate state as known elsewhere (a Redis limiter's last answer), for when this admitter stands in. */

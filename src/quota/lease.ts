@@ -288,6 +288,23 @@ export class LeasedLimiter implements Limiter {
     return this.sweeping;
   }
 
+  /**
+   * Work already done: paid from the tokens held for the key when they cover it (counted
+   * with the lease's usage, as a spent token is), the rest charged to the shared limits now.
+   */
+  charge(payer: Payer, tier: TierConfig, cost: number, chain: string): void {
+    if (cost <= 0) return;
+    const h = this.closed ? undefined : this.held.get(payer.id);
+    let rest = cost;
+    if (h !== undefined && h.busy === undefined && h.tier === tier && this.now() < h.endsAt && h.tokens > 0) {
+      const paid = Math.min(h.tokens, cost);
+      h.tokens -= paid;
+      count(h, chain).calls += paid;
+      rest -= paid;
+    }
+    if (rest > 0) this.shared.charge(payer, tier, rest, chain);
+  }
+
   countErrors(keyId: string, chain: string, errors: number): void {
     this.shared.countErrors(keyId, chain, errors);
   }

@@ -12,6 +12,12 @@ import { UsageFile } from './usage-file.js';
 
 export interface Limiter {
   admit(payer: Payer, tier: TierConfig, cost: number, chain: string): Admission | Promise<Admission>;
+  /**
+   * Charge work already done beyond what admission took (a getLogs cut into parts,
+   * fan-out the tier charges): never refused, counted in usage and quotas, owed in the
+   * rate buckets. Best effort: a charge the store cannot take now is not queued.
+   */
+  charge(payer: Payer, tier: TierConfig, cost: number, chain: string): void;
   countErrors(keyId: string, chain: string, errors: number): void;
   /** Requests refused whole by a tier limit outside admission (a batch over the cap): counted as limited. */
   countLimited(keyId: string, chain: string, refused: number): void;
@@ -67,6 +73,10 @@ export class MemoryLimiter implements Limiter {
 
   admit(payer: Payer, tier: TierConfig, cost: number, chain: string): Admission {
     return this.admitter.admit(payer, tier, cost, chain);
+  }
+
+  charge(payer: Payer, tier: TierConfig, cost: number, chain: string): void {
+    this.admitter.charge(payer, tier, cost, chain);
   }
 
   countErrors(keyId: string, chain: string, errors: number): void {

@@ -97,6 +97,43 @@ redis.call('SADD', KEYS[5], day)
 return state(1, '', who, remaining, 0, resetMs)
 `;
 
+/**
+ * Work already done charged after the call (node work past what admission took): never
+ * refused; the key's and account's rate states run ahead by `cost` (no further than
+ * gcra.ts's clock-step rule lets a state be read), their counters and usage grow by it.
+ * KEYS and ARGV: as ADMIT's. Returns {keyDay, keyMonth, accountDay, accountMonth, keyTat, accountTat}.
+ */
+export const CHARGE = `
+local now, cost, chain, day = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local kRate, kBurst = tonumber(ARGV[7]), tonumber(ARGV[8])
+local aRate, aBurst, aDaily, aMonthly = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14])
+${READ_STATE}local function owe(key, tat, rate, burst)
+  local interval = 1000 / rate
+  local tolerance = interval * burst
+  local base = now
+  if tat > now and tat - now <= tolerance + ${CLOCK_STEP_MS} then base = tat end
+  local nxt = math.min(base + interval * cost, now + tolerance + ${CLOCK_STEP_MS})
+  redis.call('SET', key, string.format('%.3f', nxt), 'PX', math.ceil(nxt - now) + 1000)
+  return nxt
+end
+if kRate >= 0 then kTat = owe(KEYS[1], kTat, kRate, kBurst) end
+kd = redis.call('INCRBY', KEYS[2], cost)
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+km = redis.call('INCRBY', KEYS[3], cost)
+redis.call('PEXPIRE', KEYS[3], ARGV[6])
+if account then
+  if aRate >= 0 then aTat = owe(KEYS[6], aTat, aRate, aBurst) end
+  ad = redis.call('INCRBY', KEYS[7], cost)
+  redis.call('PEXPIRE', KEYS[7], ARGV[5])
+  am = redis.call('INCRBY', KEYS[8], cost)
+  redis.call('PEXPIRE', KEYS[8], ARGV[6])
+end
+redis.call('HINCRBY', KEYS[4], chain .. ':calls', cost)
+redis.call('PEXPIRE', KEYS[4], usageTtl)
+redis.call('SADD', KEYS[5], day)
+return {kd, km, ad, am, string.format('%.3f', kTat), string.format('%.3f', aTat)}
+`;
+
 /** KEYS: the bucket's tat. ARGV: now, interval ms, tolerance ms. Returns 0 admitted, else ms to wait. */
 export const THROTTLE = `
 local now, interval, tolerance = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])

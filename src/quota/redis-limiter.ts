@@ -23,7 +23,7 @@ import {
 } from './admission.js';
 import type { LeaseAnswer, LeaseReturn, LeaseSource } from './lease.js';
 import { LocalThrottle, type Limiter } from './limiter.js';
-import { ADMIT, LEASE, THROTTLE } from './redis-limiter-scripts.js';
+import { ADMIT, CHARGE, LEASE, THROTTLE } from './redis-limiter-scripts.js';
 import { RecentCounts } from './recent-counts.js';
 import { nextUtcMidnight, nextUtcMonth, UtcDay, type UsageRow } from './usage.js';
 import { script, type ScriptCall } from '../store/redis-scripts.js';
@@ -74,6 +74,7 @@ export class RedisLimiter implements Limiter, LeaseSource {
   private readonly admitScript: ScriptCall;
   private readonly throttleScript: ScriptCall;
   private readonly leaseScript: ScriptCall;
+  private readonly chargeScript: ScriptCall;
 
   constructor(
     private readonly redis: Redis,
@@ -83,6 +84,7 @@ export class RedisLimiter implements Limiter, LeaseSource {
     this.admitScript = script(redis, 'noderouterAdmitAccount', 8, ADMIT);
     this.throttleScript = script(redis, 'noderouterThrottle', 1, THROTTLE);
     this.leaseScript = script(redis, 'noderouterLease', 8, LEASE);
+    this.chargeScript = script(redis, 'noderouterCharge', 8, CHARGE);
     this.local = new Admitter(this.fallbackCounts, this.now);
     this.localPaced = new LocalThrottle(this.now);
   }
@@ -220,6 +222,37 @@ export class RedisLimiter implements Limiter, LeaseSource {
     const n = this.options.instances;
     this.fallbackCounts.seed(id, now, day / n, month / n);
     this.local.seedRate(id, tat);
+  }
+
+  charge(payer: Payer, tier: TierConfig, cost: number, chain: string): void {
+    if (cost <= 0) return;
+    void this.charged(payer, tier, cost, chain);
+  }
+
+  private async charged(payer: Payer, tier: TierConfig, cost: number, chain: string): Promise<void> {
+    const now = this.now();
+    const day = this.day.of(now);
+    const bucket = accountBucket(payer.account, tier);
+    const accounts = limitsAccounts(tier.account);
+    let r: [number, number, number, number, string, string];
+    try {
+      r = (await this.chargeScript(
+        ...this.keysOf(payer.id, bucket, day, day.slice(0, 7)),
+        now,
+        cost,
+        chain,
+        day,
+        ...limitsOf(tier, accounts, now),
+      )) as typeof r;
+    } catch (err) {
+      this.options.onFallback?.(err);
+      // Fail-open keeps this instance's share in step; fail-closed has nothing to charge against.
+      if (this.options.onFailure === 'fail-open') this.local.charge(payer, this.localTier(tier), cost, chain);
+      return;
+    }
+    const [keyDay, keyMonth, accountDay, accountMonth, keyTat, accountTat] = r;
+    this.remember(payer.id, now, keyDay, keyMonth, Number(keyTat));
+    if (accounts) this.remember(bucket, now, accountDay, accountMonth, Number(accountTat));
   }
 
   countErrors(keyId: string, chain: string, errors: number): void {

@@ -56,6 +56,8 @@ export function tier(over: Partial<TierConfig> = {}): TierConfig {
     wsConnections: 10,
     wsSubscriptions: 10,
     cacheHitsFree: false,
+    nodeCalls: 16,
+    chargeFanout: false,
     account: { rate: Infinity, burst: Infinity, daily: Infinity, monthly: Infinity },
     ...over,
   };
@@ -121,6 +123,8 @@ export interface Bench {
   readonly limiter: MemoryLimiter;
   /** The cost of every admission asked of the limiter, in order. */
   readonly admits: number[];
+  /** Every charge after a call (node work past what admission took), in order. */
+  readonly charges: number[];
   readonly path: CallPath;
   principal(t?: Partial<TierConfig>, permissions?: Partial<KeyPermissions>): Principal;
   /** JSON-RPC calls as the chain's own codec reads them. */
@@ -144,11 +148,16 @@ export async function bench(config: ChainConfig, plugin: ChainPlugin<undefined>)
   const rt = createChainRuntime(config, plugin, metrics, silentLogger, runtimeOptions(server, caches));
   const limiter = await MemoryLimiter.open(undefined);
   const admits: number[] = [];
+  const charges: number[] = [];
   const tiers: Record<string, TierConfig> = {};
   const recording: Limiter = {
     admit(keyId, t, cost, chain): Admission | Promise<Admission> {
       admits.push(cost);
       return limiter.admit(keyId, t, cost, chain);
+    },
+    charge(payer, t, cost, chain): void {
+      charges.push(cost);
+      limiter.charge(payer, t, cost, chain);
     },
     countErrors: (keyId, chain, errors) => limiter.countErrors(keyId, chain, errors),
     countLimited: (keyId, chain, refused) => limiter.countLimited(keyId, chain, refused),
@@ -165,6 +174,7 @@ export async function bench(config: ChainConfig, plugin: ChainPlugin<undefined>)
     metrics,
     limiter,
     admits,
+    charges,
     path,
     principal(t = {}, permissions = {}) {
       const tierConfig = tier(t);

@@ -28,6 +28,8 @@ const tier = (name: string, archive = false): TierConfig => ({
   wsConnections: 1,
   wsSubscriptions: 10,
   cacheHitsFree: false,
+  nodeCalls: 16,
+  chargeFanout: false,
   account: { rate: 10, burst: 20, daily: Infinity, monthly: Infinity },
 });
 const TIERS = { free: tier('free'), growth: tier('growth', true), enterprise: tier('enterprise', true) };

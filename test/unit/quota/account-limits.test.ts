@@ -27,6 +27,8 @@ function tier(over: Partial<TierConfig>, account: Partial<AccountLimits> = {}): 
     wsConnections: 1,
     wsSubscriptions: 10,
     cacheHitsFree: false,
+    nodeCalls: 16,
+    chargeFanout: false,
     ...over,
     account: { ...UNLIMITED, ...account },
   };

@@ -14,6 +14,8 @@ const tier = (over: Partial<TierConfig>): TierConfig => ({
   wsConnections: 1,
   wsSubscriptions: 10,
   cacheHitsFree: false,
+  nodeCalls: 16,
+  chargeFanout: false,
   // Accounts unlimited unless a test says otherwise: these tests are about one key.
   account: { rate: Infinity, burst: Infinity, daily: Infinity, monthly: Infinity },
   ...over,

@@ -21,6 +21,8 @@ const tier = (over: Partial<TierConfig>): TierConfig => ({
   wsConnections: 1,
   wsSubscriptions: 10,
   cacheHitsFree: false,
+  nodeCalls: 16,
+  chargeFanout: false,
   account: { rate: Infinity, burst: Infinity, daily: Infinity, monthly: Infinity },
   ...over,
 });
@@ -94,6 +96,7 @@ class Shared implements Limiter, LeaseSource {
   admit(): Admission {
     return { allowed: true, headers: undefined };
   }
+  charge(): void {}
   countErrors(): void {}
   countLimited(): void {}
   usage(): Promise<UsageRow[]> {
