@@ -504,8 +504,8 @@ export class Gateway {
     // Kept nodes keep their holds; nodes of rebuilt runtimes get theirs by name, before any call reaches them.
     this.holds.apply();
     const needsRestart = restartOnly(this.config, next);
-    if (this.grpc === undefined) {
-      // gRPC endpoints need the gRPC listener, which only a start opens.
+    if (this.ws !== undefined && this.grpc === undefined) {
+      // gRPC endpoints need the gRPC listener, which only a start opens (a cluster's primary serves no traffic).
       for (const c of Object.values(next.chains)) if (c.transport === 'grpc') needsRestart.push(`chains.${c.name}`);
     }
     reconfigureServices(this.services, next);
@@ -644,7 +644,7 @@ const RESTART_ONLY: Readonly<Record<string, 'all' | readonly string[]>> = {
 };
 
 /** The restart-only settings `next` changes, as `section.member`. */
-export function restartOnly(now: GatewayConfig, next: GatewayConfig): string[] {
+function restartOnly(now: GatewayConfig, next: GatewayConfig): string[] {
   const changed: string[] = [];
   for (const [section, members] of Object.entries(RESTART_ONLY)) {
     const a = now[section as keyof GatewayConfig] as unknown as Readonly<Record<string, unknown>>;
