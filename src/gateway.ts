@@ -327,7 +327,8 @@ export class Gateway {
       limiter: services.bundle.limiter,
       holds: this.holds,
       scrape,
-      adminToken: config.admin.token,
+      // Read per request: a reload's new token applies to the next request.
+      adminToken: () => this.config.admin.token,
       maxBodyBytes: 64 * 1024,
       dashboard: dashboard === undefined || onOwnPort ? undefined : dashboardMiddleware(dashboard),
     });
@@ -418,7 +419,7 @@ export class Gateway {
       maxConnections: sc.maxConnections,
       maxConcurrentStreams: sc.grpcMaxConcurrentStreams,
       perClient: new ClientConnections(() => this.limits().maxConnectionsPerClient),
-      idleTimeoutMs: sc.keepAliveTimeoutMs,
+      idleTimeoutMs: () => this.limits().keepAliveTimeoutMs,
       trustedProxies: () => this.proxies,
       tracing: this.tracing,
     });
@@ -463,7 +464,8 @@ export class Gateway {
    * Unchanged chain endpoints keep their runtime; endpoints whose nodes did not change
    * keep their nodes' health and breakers; replaced runtimes close after their
    * in-flight calls. An invalid file is refused, logged and counted; the old config
-   * keeps serving. Listener addresses and the key store are read only at start.
+   * keeps serving. What is read only at start (listener addresses, the store …) is
+   * named in the reload's log line as needing a restart (RESTART_ONLY).
    */
   reload(): Promise<boolean> {
     this.reloading ??= this.doReload().finally(() => {
@@ -501,25 +503,28 @@ export class Gateway {
     );
     // Kept nodes keep their holds; nodes of rebuilt runtimes get theirs by name, before any call reaches them.
     this.holds.apply();
-    if (this.grpc === undefined && this.chains.grpc().size > 0) {
-      this.logger.warn('gRPC chain endpoints are served after a restart (no gRPC listener is running)', { event: 'reload' });
+    const needsRestart = restartOnly(this.config, next);
+    if (this.ws !== undefined && this.grpc === undefined) {
+      // gRPC endpoints need the gRPC listener, which only a start opens (a cluster's primary serves no traffic).
+      for (const c of Object.values(next.chains)) if (c.transport === 'grpc') needsRestart.push(`chains.${c.name}`);
     }
     reconfigureServices(this.services, next);
     this.throttle?.configure(next.dashboard.signinAttemptsPerMinute);
-    if (restartOnlyChanged(this.config, next)) {
-      this.logger.warn(
-        'listener addresses, maxHeaderBytes, the dashboard listener, the key store, the log file and tracing change only on restart',
-        { event: 'reload' },
-      );
-    }
+    const token = adminTokenChange(this.config.admin.token, next.admin.token);
     this.config = next;
+    // An operator rotating a leaked token must see that it took: never the token, nor anything derived from it.
+    if (token !== undefined) this.logger.warn('admin token changed', { event: 'audit', action: 'admin_token', change: token });
     this.proxies = new TrustedProxies(next.server.trustedProxies);
     this.logger.level = next.log.level;
     const traffic = this.servers[0];
     if (traffic !== undefined && this.ws !== undefined) applyTrafficLimits(traffic, next.server);
+    this.grpc?.limit(next.server.maxConnections);
     await Promise.all(retired.map(([old, successor]) => closeChainRuntime(old, successor)));
     this.metrics.configReloads.inc({ result: 'ok' });
-    this.logger.info('config reloaded', { event: 'reload', ok: true, chains: this.chains.all.length, replaced: retired.length });
+    const fields = { event: 'reload', ok: true, chains: this.chains.all.length, replaced: retired.length };
+    if (needsRestart.length === 0) this.logger.info('config reloaded', fields);
+    // Said on the reload's own line, so a change that did not take is never silently kept.
+    else this.logger.warn('config reloaded; some changes need a restart', { ...fields, needsRestart: needsRestart.join(', ') });
   }
 
   /**
@@ -609,17 +614,49 @@ function workerIndex(): number | undefined {
 
 type Probing = Pick<RuntimeOptions, 'probes' | 'judged'>;
 
-const RESTART_ONLY = ['host', 'port', 'adminHost', 'adminPort', 'grpcHost', 'grpcPort', 'maxHeaderBytes'] as const;
-const DASHBOARD_RESTART_ONLY = ['enabled', 'host', 'port', 'publicUrl', 'trustProxy'] as const;
+/**
+ * Settings read once, at start: the listeners' addresses and what their sockets were
+ * made with, the processes, the store and what is built on it (the key and response
+ * caches), the dashboard's listener and proxy reading, the log file and tracing, and
+ * the simulated nodes of `serve --devnet`. Everything else a reload applies.
+ */
+const RESTART_ONLY: Readonly<Record<string, 'all' | readonly string[]>> = {
+  server: [
+    'host',
+    'port',
+    'adminHost',
+    'adminPort',
+    'grpcHost',
+    'grpcPort',
+    'publicUrl',
+    'maxHeaderBytes',
+    'grpcMaxConcurrentStreams',
+    'wsMaxMessageBytes',
+    'workers',
+  ],
+  dashboard: ['enabled', 'host', 'port', 'publicUrl', 'trustProxy'],
+  store: 'all',
+  keys: ['cacheTtlMs', 'cacheMaxEntries', 'negativeTtlMs', 'negativeMaxEntries'],
+  cache: 'all',
+  log: ['file', 'maxBytes', 'files'],
+  tracing: 'all',
+  devnet: 'all',
+};
 
-function restartOnlyChanged(now: GatewayConfig, next: GatewayConfig): boolean {
-  return (
-    RESTART_ONLY.some((k) => next.server[k] !== now.server[k]) ||
-    DASHBOARD_RESTART_ONLY.some((k) => next.dashboard[k] !== now.dashboard[k]) ||
-    next.store.path !== now.store.path ||
-    next.log.file !== now.log.file ||
-    next.log.maxBytes !== now.log.maxBytes ||
-    next.log.files !== now.log.files ||
-    JSON.stringify(next.tracing) !== JSON.stringify(now.tracing)
-  );
+/** The restart-only settings `next` changes, as `section.member`. */
+function restartOnly(now: GatewayConfig, next: GatewayConfig): string[] {
+  const changed: string[] = [];
+  for (const [section, members] of Object.entries(RESTART_ONLY)) {
+    const a = now[section as keyof GatewayConfig] as unknown as Readonly<Record<string, unknown>>;
+    const b = next[section as keyof GatewayConfig] as unknown as Readonly<Record<string, unknown>>;
+    const names = members === 'all' ? [...new Set([...Object.keys(a), ...Object.keys(b)])] : members;
+    for (const m of names) if (JSON.stringify(a[m]) !== JSON.stringify(b[m])) changed.push(`${section}.${m}`);
+  }
+  return changed;
+}
+
+/** How admin.token changed, if it did (said in the audit line; the token never is). */
+function adminTokenChange(now: string | undefined, next: string | undefined): 'set' | 'changed' | 'removed' | undefined {
+  if (now === next) return undefined;
+  return now === undefined ? 'set' : next === undefined ? 'removed' : 'changed';
 }

@@ -5,6 +5,7 @@
 // are logs.ts; the core does the rest.
 
 import {
+  allowMethodsOption,
   costsOption,
   CostsSchema,
   CostTable,
@@ -20,7 +21,6 @@ import {
   OptionsSchema,
   parseJsonRpcBody,
   PatternList,
-  patternsOption,
   PositiveInt,
   Type,
   type ChainHandler,
@@ -102,7 +102,8 @@ export default definePlugin({
     costs: CostsSchema('{ getLogs: 5, "trace_*": 10 }'),
     blockTimeMs: PositiveInt(),
     finalityDepth: PositiveInt(),
-    openMethods: PatternList('["admin_peers", "txpool_*"]'),
+    allowMethods: PatternList('["admin_peers", "eth_sign"]'),
+    openMethods: PatternList('["admin_peers", "eth_sign"]'),
     getLogsMaxRange: Type.Integer({ minimum: 0, errorMessage: 'must be 0 (any range) or a positive integer' }),
     getLogsSplit: Type.Boolean(),
   }),
@@ -115,7 +116,7 @@ export default definePlugin({
       fullHistory: intOption(opts, 'fullHistory', 128),
       blockTimeMs: intOption(opts, 'blockTimeMs', DEFAULT_BLOCK_TIME_MS),
       finalityDepth: intOption(opts, 'finalityDepth', 64),
-      openMethods: patternsOption(opts, 'openMethods'),
+      allowMethods: allowMethodsOption(opts),
       getLogsMaxRange: opts.getLogsMaxRange === 0 ? 0 : intOption(opts, 'getLogsMaxRange', 10_000),
       getLogsSplit: opts.getLogsSplit !== false,
       costs: new CostTable(DEFAULT_COSTS, costsOption(opts)),

@@ -141,16 +141,21 @@ export const PRUNED =
 
 /**
  * Methods that administer the node rather than read the chain (geth, erigon, reth,
- * nethermind): peers, accounts and keys, mining, the consensus engine API, and the
- * debug_ methods that change the node or profile it. Refused unless opened per chain.
+ * nethermind): peers, accounts and keys, mining, light-client serving, the consensus
+ * engine API, and the debug_ methods that change the node, profile it, or read or
+ * write files on its host (debug_traceBlockFromFile reads a path the client names and
+ * its error tells whether it exists; debug_standardTrace*ToFile and the profile
+ * writers write files). Refused unless allowed per chain (options.allowMethods).
  */
 export const NODE_ADMIN: readonly string[] = [
   'admin_*',
   'personal_*',
   'miner_*',
   'clique_*',
+  'les_*',
   'engine_*',
   'parity_*',
+  'debug_*File',
   'debug_set*',
   'debug_start*',
   'debug_stop*',
@@ -163,4 +168,15 @@ export const NODE_ADMIN: readonly string[] = [
   'debug_verbosity',
   'debug_vmodule',
   'debug_backtraceAt',
+  'debug_stacks',
+  'debug_memStats',
+  'debug_gcStats',
 ];
+
+/**
+ * Methods of the node's keystore, after the namespace (eth_sign …): they sign with keys
+ * the node holds, and eth_sendTransaction would then be sent to every full node. Refused
+ * unless allowed per chain. eth_accounts stays served: it lists addresses (public
+ * anyway, usually none) and libraries ask for it.
+ */
+export const KEYSTORE: readonly string[] = ['sign', 'signTransaction', 'signTypedData*', 'sendTransaction'];

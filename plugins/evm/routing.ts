@@ -26,7 +26,7 @@ import {
   type TargetReader,
 } from 'noderouter/plugin';
 import { HEX, rangeOf, type LogFilter } from './logs.js';
-import { BLOCK_PARAM, EXTRA_NAMESPACES, KNOWN, NODE_ADMIN, type Kind } from './methods.js';
+import { BLOCK_PARAM, EXTRA_NAMESPACES, KEYSTORE, KNOWN, NODE_ADMIN, type Kind } from './methods.js';
 import { EXTRA_TARGETS, TARGETS } from './targets.js';
 
 const BLOCK_HASH = /^0x[0-9a-fA-F]{64}$/; // getBlockReceipts takes a number or a hash
@@ -39,15 +39,15 @@ export interface RoutingOptions {
   readonly blockTimeMs: number;
   readonly finalityDepth: number;
   readonly costs: CostTable;
-  /** Node administration methods the operator opened on this chain (patterns). */
-  readonly openMethods: readonly string[];
+  /** Node administration and keystore methods the operator allowed on this chain (patterns). */
+  readonly allowMethods: readonly string[];
   /** Blocks one getLogs call may span (0: no limit). */
   readonly getLogsMaxRange: number;
   /** Over the limit: split into parts that fit (true), or refuse (false). */
   readonly getLogsSplit: boolean;
 }
 
-/** Node administration, never served unless the operator opens it (options.openMethods). */
+/** Node administration and the node's keystore, never served unless the operator allows it (options.allowMethods). */
 const NOT_SERVED: Routing = Object.freeze({
   archive: false,
   cost: 0,
@@ -165,11 +165,16 @@ export function evmRouting(o: RoutingOptions): (call: Call<undefined>, view: Poo
         return undefined;
     }
   };
+  const closed = globMatcher([...NODE_ADMIN, ...o.namespaces.flatMap((ns) => KEYSTORE.map((name) => `${ns}_${name}`))]);
+  const allowed = globMatcher(o.allowMethods);
+  const refused = (method: string): boolean => closed(method) && !allowed(method);
   const info = (method: string, name: string, kind: Kind, targets: TargetReader | undefined): MethodInfo => {
     const cost = costs.of(method, name);
     const at = BLOCK_PARAM.get(name) ?? -1;
     const pin = at < 0 ? undefined : pinParam(at);
-    return { label: method, cost, kind, at, pin, targets, fixed: fixed(kind, name, cost, method, targets) };
+    // A known method may be refused too (eth_sendTransaction); allowed, it is routed as its kind says.
+    const routed = refused(method) ? NOT_SERVED : fixed(kind, name, cost, method, targets);
+    return { label: method, cost, kind, at, pin, targets, fixed: routed };
   };
   const known = methodTable(o.namespaces, KNOWN.keys(), (m, _ns, name) => info(m, name, KNOWN.get(name) ?? 'plain', TARGETS.get(name)));
   for (const [ns, names] of EXTRA_NAMESPACES) {
@@ -177,10 +182,8 @@ export function evmRouting(o: RoutingOptions): (call: Call<undefined>, view: Poo
   }
 
   /** Unknown methods are the main path: ordinary, labelled "other"; debug_/trace_ need archive. */
-  const closed = globMatcher(NODE_ADMIN);
-  const opened = globMatcher(o.openMethods);
   const unknown = (method: string): Routing => {
-    if (closed(method) && !opened(method)) return NOT_SERVED;
+    if (refused(method)) return NOT_SERVED;
     const [ns, name] = splitMethod(method);
     const routing: Routing = { archive: ns === 'debug' || ns === 'trace', cost: costs.of(method, name), label: 'other' };
     const targets = EXTRA_TARGETS.get(method) ?? (o.namespaces.includes(ns) ? TARGETS.get(name) : undefined);

@@ -3,8 +3,15 @@
 // debug_traceCall, trace_call, trace_callMany), the `address` of a log filter
 // (eth_getLogs, eth_newFilter, a `logs` subscription) and trace_filter's `toAddress`.
 // A call that could reach any contract — no `to` (a deployment), state overrides (any
-// code at an allowed address), a filter without addresses, multi-call simulations —
-// names none (an empty list), which a restricted key may not make. Read on demand.
+// code at an allowed address), a filter without addresses, multi-call simulations, a
+// signed transaction traced whole — names none (an empty list), which a restricted key
+// may not make. Read on demand.
+//
+// Where each node takes overrides: eth_call, eth_estimateGas, eth_createAccessList
+// params[2] (geth, erigon, reth); debug_traceCall params[2].stateOverrides (geth,
+// erigon, reth); trace_call params[3] (reth: the overrides; erigon: a trace config
+// that may hold them); trace_callMany params[2] (erigon's trace config). A non-empty
+// object there reaches anything, whatever its members are called.
 
 import type { Call, TargetReader } from 'noderouter/plugin';
 
@@ -41,15 +48,13 @@ function addresses(v: unknown): readonly string[] {
 }
 
 /** A transaction at params[0]; state overrides at params[overridesAt] make it reach anything. */
-function simulated(overridesAt: number | undefined, overridesIn?: string): TargetReader {
+function simulated(overridesAt: number, overridesIn?: string): TargetReader {
   return Object.freeze({
     of(call: Call): readonly string[] {
       const p = paramsOf(call);
       if (p === undefined) return ANY;
-      if (overridesAt !== undefined) {
-        const o = p[overridesAt];
-        if (overridesIn === undefined ? hasMembers(o) : isObject(o) && hasMembers(o[overridesIn])) return ANY;
-      }
+      const o = p[overridesAt];
+      if (overridesIn === undefined ? hasMembers(o) : isObject(o) && hasMembers(o[overridesIn])) return ANY;
       return txTo(p[0]);
     },
   });
@@ -75,10 +80,12 @@ const SUBSCRIBE: TargetReader = Object.freeze({
   },
 });
 
-/** trace_callMany: `[[tx, traceTypes], …]`, every `to`. */
+/** trace_callMany: `[[tx, traceTypes], …]`, every `to`; erigon's trace config at params[2] may override state. */
 const CALL_MANY: TargetReader = Object.freeze({
   of(call: Call): readonly string[] {
-    const list = paramsOf(call)?.[0];
+    const p = paramsOf(call);
+    if (p === undefined || hasMembers(p[2])) return ANY;
+    const list = p[0];
     if (!Array.isArray(list) || list.length === 0) return ANY;
     const out: string[] = [];
     for (const pair of list) {
@@ -110,7 +117,9 @@ export const TARGETS: ReadonlyMap<string, TargetReader> = new Map([
 export const EXTRA_TARGETS: ReadonlyMap<string, TargetReader> = new Map([
   ['debug_traceCall', simulated(2, 'stateOverrides')],
   ['debug_traceCallMany', ANYWHERE],
-  ['trace_call', simulated(undefined)],
+  ['trace_call', simulated(3)],
   ['trace_callMany', CALL_MANY],
+  // A signed transaction, executed and traced: its `to` is inside the RLP, not read here.
+  ['trace_rawTransaction', ANYWHERE],
   ['trace_filter', filterAt(0, 'toAddress')],
 ]);

@@ -20,7 +20,7 @@ import {
   OptionsSchema,
   parseJsonRpcBody,
   PatternList,
-  patternsOption,
+  allowMethodsOption,
   PositiveInt,
   queryValues,
   replyError,
@@ -71,7 +71,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   'unsubscribe_all',
 ]);
 const DEFAULT_COSTS: Readonly<Record<string, number>> = { tx_search: 5, block_search: 5, blockchain: 2 };
-/** CometBFT's node administration (the `unsafe` RPC): refused unless the operator opens it per chain (options.openMethods). */
+/** CometBFT's node administration (the `unsafe` RPC): refused unless the operator allows it per chain (options.allowMethods). */
 const NODE_ADMIN: readonly string[] = ['unsafe_*', 'dial_seeds', 'dial_peers'];
 const NOT_SERVED: Routing = Object.freeze({
   archive: false,
@@ -146,10 +146,10 @@ function createHandler(
   fullHistory: number,
   costs: CostTable,
   blockTimeMs: number,
-  openMethods: readonly string[],
+  allowMethods: readonly string[],
 ): ChainHandler<RpcMeta> {
   const closed = globMatcher(NODE_ADMIN);
-  const opened = globMatcher(openMethods);
+  const opened = globMatcher(allowMethods);
   const known = new Map<string, MethodInfo>();
   for (const label of KNOWN) {
     const cost = costs.of(label, label);
@@ -243,6 +243,7 @@ export default definePlugin({
     fullHistory: PositiveInt(),
     costs: CostsSchema('{ tx_search: 5, "broadcast_*": 2 }'),
     blockTimeMs: PositiveInt(),
+    allowMethods: PatternList('["unsafe_flush_mempool"]'),
     openMethods: PatternList('["unsafe_flush_mempool"]'),
   }),
   create(ctx) {
@@ -252,7 +253,7 @@ export default definePlugin({
       intOption(opts, 'fullHistory', 128),
       new CostTable(DEFAULT_COSTS, costsOption(opts)),
       intOption(opts, 'blockTimeMs', DEFAULT_BLOCK_TIME_MS),
-      patternsOption(opts, 'openMethods'),
+      allowMethodsOption(opts),
     );
   },
 });

@@ -267,9 +267,7 @@ export class ClusterPrimary {
   async reload(): Promise<boolean> {
     const next = await this.gateway.readConfig();
     if (next === undefined) return false;
-    if (next.server.workers !== this.config.server.workers) {
-      this.gateway.logger.warn('server.workers changes only on restart', { event: 'reload' });
-    }
+    // server.workers, like every setting read at start, is named in the reload's log line (needsRestart).
     this.config = next;
     await this.gateway.apply(next);
     await this.tellAll('reload', next);

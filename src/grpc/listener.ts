@@ -37,13 +37,14 @@ export interface GrpcListenerDeps {
   readonly draining: () => boolean;
   readonly maxPathLength: () => number;
   readonly maxHeaderBytes: number;
+  /** Concurrent connections at start; a reload changes it with limit(). */
   readonly maxConnections: number;
   /** Calls one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); more are refused by HTTP/2. */
   readonly maxConcurrentStreams: number;
   /** Connections per client address. */
   readonly perClient: ClientConnections;
-  /** Sessions without a call for this long are closed (GOAWAY). */
-  readonly idleTimeoutMs: number;
+  /** Sessions without a call for this long are closed (GOAWAY); read as each session opens, so a reload applies to new ones. */
+  readonly idleTimeoutMs: () => number;
   /** Proxies whose x-forwarded-for names the client in request log lines. */
   readonly trustedProxies: () => TrustedProxies;
   /** Spans of calls; off when absent. */
@@ -67,11 +68,16 @@ export class GrpcListener {
     deps.perClient.attach(this.server);
     this.server.on('session', (session: ServerHttp2Session) => {
       this.sessions.add(session);
-      session.setTimeout(deps.idleTimeoutMs, () => session.close());
+      session.setTimeout(deps.idleTimeoutMs(), () => session.close());
       session.on('error', () => undefined);
       session.on('close', () => this.sessions.delete(session));
     });
     this.server.on('stream', (stream, headers) => void this.onStream(stream, headers));
+  }
+
+  /** A reload's server.maxConnections (the HTTP/2 settings and header cap are fixed at start). */
+  limit(maxConnections: number): void {
+    this.server.maxConnections = maxConnections;
   }
 
   listen(host: string, port: number): Promise<AddressInfo> {

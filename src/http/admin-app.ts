@@ -34,7 +34,8 @@ export interface AdminAppDeps {
   readonly limiter: Limiter;
   /** Operators' holds on nodes (cordon, drain). */
   readonly holds: NodeHolds;
-  readonly adminToken: string | undefined;
+  /** Read per request: a reload that changes admin.token applies to the next one. */
+  readonly adminToken: () => string | undefined;
   readonly maxBodyBytes: number;
   /** The dashboard (handles /dashboard/*, passes the rest on); absent when off or on its own port. */
   readonly dashboard?: Middleware;
@@ -124,17 +125,19 @@ export function createAdminApp(deps: AdminAppDeps): Koa {
     ctx.body = deps.scrape === undefined ? await deps.metrics.registry.metrics() : await deps.scrape();
   });
 
+  // One matcher for both APIs: the token's digest is made once per token, not per API.
+  const authorized = tokenMatcher(deps.adminToken);
   mountKeyApi(router, {
     keys: deps.keys,
     keyChanges: deps.keyChanges,
     limiter: deps.limiter,
-    authorized: tokenMatcher(deps.adminToken),
+    authorized,
     maxBodyBytes: deps.maxBodyBytes,
   });
   mountNodeApi(router, {
     holds: deps.holds,
     chains: deps.chains,
-    authorized: tokenMatcher(deps.adminToken),
+    authorized,
     maxBodyBytes: deps.maxBodyBytes,
   });
   app.use(router.routes());

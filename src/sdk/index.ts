@@ -24,6 +24,7 @@ export {
   OptionsSchema,
   PatternList,
   patternsOption,
+  allowMethodsOption,
   PositiveInt,
   type Problems,
 } from './options.js';

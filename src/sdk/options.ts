@@ -76,6 +76,15 @@ export function patternsOption(options: Options, name: string): readonly string[
   return Array.isArray(v) && v.every((x) => typeof x === 'string') ? v : [];
 }
 
+/**
+ * The methods an operator allowed on a chain though the plugin refuses them (node
+ * administration, the node's keystore): `allowMethods`, with `openMethods`, its former
+ * name, still read.
+ */
+export function allowMethodsOption(options: Options): readonly string[] {
+  return [...patternsOption(options, 'allowMethods'), ...patternsOption(options, 'openMethods')];
+}
+
 /** The `costs` map, or an empty one. */
 export function costsOption(options: Options): Readonly<Record<string, number>> {
   const v = options.costs;

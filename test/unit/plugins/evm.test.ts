@@ -232,7 +232,7 @@ describe('evm plugin', () => {
       expect(checkOptions(evm, { fullHistory: -1, colour: 1, namespaces: ['e t'], costs: { getLogs: 0, 'a*b': 2 } })).to.deep.equal([
         [
           'colour',
-          'is not a known option (known: namespaces, fullHistory, costs, blockTimeMs, finalityDepth, openMethods, getLogsMaxRange, getLogsSplit)',
+          'is not a known option (known: namespaces, fullHistory, costs, blockTimeMs, finalityDepth, allowMethods, openMethods, getLogsMaxRange, getLogsSplit)',
         ],
         ['namespaces[0]', 'must be a name of letters and digits, like those of [eth, evm]'],
         ['fullHistory', 'must be a positive integer'],

@@ -157,7 +157,7 @@ describe('sdk-rpc plugin', () => {
   it('validates options', () => {
     expect(checkOptions(sdkRpc, { fullHistory: 100, costs: { tx_search: 2 } })).to.deep.equal([]);
     expect(checkOptions(sdkRpc, { namespaces: ['x'], fullHistory: 'many', costs: { tx_search: 'two' } })).to.deep.equal([
-      ['namespaces', 'is not a known option (known: fullHistory, costs, blockTimeMs, openMethods)'],
+      ['namespaces', 'is not a known option (known: fullHistory, costs, blockTimeMs, allowMethods, openMethods)'],
       ['fullHistory', 'must be a positive integer'],
       ['costs.tx_search', 'must be a positive integer'],
     ]);
