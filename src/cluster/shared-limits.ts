@@ -7,7 +7,7 @@
 
 import { GatewayError } from '../errors.js';
 import type { TierConfig } from '../config/types.js';
-import type { Admission, Payer } from '../quota/admission.js';
+import type { Admission, Payer, RefusedAs } from '../quota/admission.js';
 import type { ConnectionSlots } from '../quota/connection-slots.js';
 import type { Limiter } from '../quota/limiter.js';
 import type { UsageRow } from '../quota/usage.js';
@@ -19,6 +19,10 @@ interface AdmitBody {
   readonly tier: TierConfig;
   readonly cost: number;
   readonly chain: string;
+}
+
+interface ChargeBody extends AdmitBody {
+  readonly as: RefusedAs;
 }
 
 type CountBody = readonly [keyId: string, chain: string, n: number];
@@ -33,6 +37,13 @@ export class IpcLimiter implements Limiter {
   admit(payer: Payer, tier: TierConfig, cost: number, chain: string): Promise<Admission> {
     const body: AdmitBody = { id: payer.id, account: payer.account, tier, cost, chain };
     return this.primary.request<Admission>('limits.admit', body).catch((err: unknown) => {
+      throw unavailable(err);
+    });
+  }
+
+  charge(payer: Payer, tier: TierConfig, cost: number, chain: string, as: RefusedAs): Promise<Admission> {
+    const body: ChargeBody = { id: payer.id, account: payer.account, tier, cost, chain, as };
+    return this.primary.request<Admission>('limits.charge', body).catch((err: unknown) => {
       throw unavailable(err);
     });
   }
@@ -106,6 +117,10 @@ export function serveLimits(worker: Channel, limiter: Limiter, slots: WorkerSlot
   worker.handle('limits.admit', (body) => {
     const b = body as AdmitBody;
     return limiter.admit({ id: b.id, account: b.account }, b.tier, b.cost, b.chain);
+  });
+  worker.handle('limits.charge', (body) => {
+    const b = body as ChargeBody;
+    return limiter.charge({ id: b.id, account: b.account }, b.tier, b.cost, b.chain, b.as);
   });
   worker.handle('limits.errors', (body) => {
     const [keyId, chain, n] = body as CountBody;

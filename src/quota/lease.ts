@@ -12,7 +12,7 @@
 // or lost, and close() gives everything back.
 
 import type { TierConfig } from '../config/types.js';
-import { admittedHeaders, type Admission, type Payer, type RateState } from './admission.js';
+import { admittedHeaders, type Admission, type Payer, type RateState, type RefusedAs } from './admission.js';
 import type { Limiter } from './limiter.js';
 import { nextUtcMidnight, UtcDay, type UsageRow } from './usage.js';
 
@@ -286,6 +286,11 @@ export class LeasedLimiter implements Limiter {
       this.sweeping = undefined;
     });
     return this.sweeping;
+  }
+
+  /** Rare by nature (no call came of it): decided by the shared limits, whose buckets the leases draw from too. */
+  charge(payer: Payer, tier: TierConfig, cost: number, chain: string, as: RefusedAs): Admission | Promise<Admission> {
+    return this.shared.charge(payer, tier, cost, chain, as);
   }
 
   countErrors(keyId: string, chain: string, errors: number): void {

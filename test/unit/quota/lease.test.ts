@@ -94,6 +94,10 @@ class Shared implements Limiter, LeaseSource {
   admit(): Admission {
     return { allowed: true, headers: undefined };
   }
+  /** Not leased: the leased limiter passes a charge through untouched. */
+  charge(): Admission {
+    return { allowed: true, headers: undefined };
+  }
   countErrors(): void {}
   countLimited(): void {}
   usage(): Promise<UsageRow[]> {
