@@ -5,13 +5,23 @@
 // without a key they stay cheap 401s. WebSocket messages the same. And WebSocket
 // caps per account as well as per key: connections and subscriptions over all of an
 // account's keys, freed when a connection closes, held across instances through
-// Redis. Time is a frozen clock: no limit refills while a test runs.
+// Redis and across the workers of one instance. Time is a frozen clock (in-process
+// stacks): no limit refills while a test runs.
 
+import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type WebSocket from 'ws';
+import { openFileKeyStore } from '../../src/auth/file-key-store.js';
+import { startDevnet, type Devnet } from '../../src/devnet/index.js';
 import type { Gateway } from '../../src/gateway.js';
-import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
+import { configYaml, get, HUB_GRPC, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 import { deleteUnderPrefix } from '../support/redis.js';
 import { RpcSocket, refusal, until, wsUrl } from '../support/ws-client.js';
 
@@ -29,6 +39,7 @@ const CHAINS: readonly ChainSpec[] = [
 ];
 const TIERS = `
   five: { rate: 5, burst: 5, maxBatch: 3 }
+  slow: { rate: 0.01, burst: 5 }
   capped: { rate: unlimited, wsConnections: 2, wsSubscriptions: 4, account: { wsConnections: 3, wsSubscriptions: 5 } }
   enterprise: { rate: unlimited, maxBatch: 1000, archive: true }
 `;
@@ -289,3 +300,159 @@ for (const store of ['memory', 'redis'] as const) {
     });
   });
 }
+
+/** `noderouter serve` with two workers (the real binary): what it prints once both are up. */
+async function serveWorkers(config: string): Promise<{ url: string; admin: string; child: ChildProcess; exited: Promise<unknown> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', 'src/bin.ts', 'serve', '--config', config], {
+    cwd: fileURLToPath(new URL('../..', import.meta.url)),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  await until(() => /workers: 2 \(pids/.test(out) || child.exitCode !== null);
+  const m = /serving (http:\/\/\S+) \(admin (http:\/\/\S+)\)/.exec(out);
+  if (m === null) throw new Error(`serve did not start: ${out}`);
+  return { url: m[1] as string, admin: m[2] as string, child, exited };
+}
+
+/** One POST on a connection of its own, so node:cluster hands the requests to both workers. */
+function postAlone(url: string, body: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', connection: 'close', ...headers } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('charged refusals and account caps across workers (server.workers: 2)', function () {
+  this.timeout(120_000);
+  let devnet: Devnet;
+  let dir: string;
+  let served: Awaited<ReturnType<typeof serveWorkers>>;
+  let flooder: { id: string; value: string };
+  let socketKeys: string[];
+
+  before(async () => {
+    devnet = await startDevnet([{ network: 'l1', family: 'evm', name: 'cw-full-1', role: 'full' }], { blockTimeMs: 0, noControl: true });
+    dir = await mkdtemp(join(tmpdir(), 'noderouter-charged-'));
+    const storePath = join(dir, 'keys.json');
+    const file = join(dir, 'gateway.yaml');
+    await writeFile(
+      file,
+      configYaml(
+        [{ name: 'l1', plugin: 'evm', path: '/l1', nodes: [{ name: 'cw-full-1', role: 'full' }] }],
+        new Map([['cw-full-1', devnet.node('cw-full-1').url]]),
+        {
+          tiers: TIERS,
+          storeYaml: `{ kind: file, path: "${storePath}" }`,
+          adminToken: TOKEN,
+          serverYaml: 'workers: 2',
+          probeIntervalMs: 600_000,
+        },
+      ),
+    );
+    const store = await openFileKeyStore(storePath);
+    // Real time here (another process): a rate whose next token is 100 s away holds the count still.
+    const f = await store.create({ account: 'flood', tier: 'slow' });
+    flooder = { id: f.record.id, value: f.value };
+    socketKeys = [];
+    for (let i = 0; i < 3; i++) socketKeys.push((await store.create({ account: 'sockets', tier: 'capped' })).value);
+    await store.close();
+    served = await serveWorkers(file);
+  });
+  after(async () => {
+    if (served !== undefined && served.child.exitCode === null) {
+      served.child.kill('SIGINT');
+      await served.exited;
+    }
+    await devnet.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('holds one rate for invalid requests whichever worker takes them, and counts them once', async () => {
+    const statuses: number[] = [];
+    for (let n = 0; n < 20; n++) {
+      const kind = INVALID[n % 4] as (typeof INVALID)[number];
+      statuses.push(await postAlone(`${served.url}/l1`, kind.body, { apikey: flooder.value }));
+    }
+    expect(statuses.slice(0, 5)).to.deep.equal([400, 400, 400, 400, 400]);
+    expect(statuses.slice(5)).to.deep.equal(new Array<number>(15).fill(429));
+    const res = await get(`${served.admin}/admin/keys/${flooder.id}/usage`, { authorization: `Bearer ${TOKEN}` });
+    const [row] = (res.json as { usage: Array<Record<string, unknown>> }).usage;
+    expect(row).to.include({ chain: 'l1', calls: 0, limited: 15, invalid: 5 });
+  });
+
+  it('holds an account to its connections whichever worker takes them, and frees a slot on close', async () => {
+    const [k1, k2, k3] = socketKeys as [string, string, string];
+    const url = `${wsUrl(served.url)}/l1`;
+    const opened = [
+      await RpcSocket.open(url, { headers: { apikey: k1 } }),
+      await RpcSocket.open(url, { headers: { apikey: k1 } }),
+      await RpcSocket.open(url, { headers: { apikey: k2 } }),
+    ];
+    for (const k of [k2, k3]) expect((await refusal(url, { apikey: k })).status).to.equal(429);
+    await (opened[0] as RpcSocket).close();
+    let again: RpcSocket | undefined;
+    await until(async () => (again = await RpcSocket.open(url, { headers: { apikey: k3 } }).catch(() => undefined)) !== undefined);
+    expect((await (again as RpcSocket).call('eth_chainId')).result).to.equal('0x1');
+    for (const s of [...opened.slice(1), again as RpcSocket]) await s.close();
+  });
+});
+
+describe('gRPC requests that become no call are charged too', function () {
+  this.timeout(30_000);
+  const PARAMS = '/cosmos.auth.v1beta1.Query/Params';
+  const raw = (b: Buffer): Buffer => b;
+  const clock = Date.now();
+  let stack: Stack;
+  let client: grpc.Client;
+
+  before(async () => {
+    stack = await startStack({ chains: [HUB_GRPC], tiers: TIERS, now: () => clock, serverYaml: 'maxBodyBytes: 1024' });
+    client = new grpc.Client(stack.gateway.grpcAddress, grpc.credentials.createInsecure());
+  });
+  after(async () => {
+    client.close();
+    await stack.close();
+  });
+
+  const unary = (md: Record<string, string>, request: Buffer): Promise<{ code: number; metadata: Record<string, unknown> }> =>
+    new Promise((resolve) => {
+      const m = new grpc.Metadata();
+      for (const [k, v] of Object.entries(md)) m.add(k, v);
+      client.makeUnaryRequest(PARAMS, raw, raw, request, m, (err) =>
+        resolve(err === null ? { code: 0, metadata: {} } : { code: err.code, metadata: err.metadata.getMap() }),
+      );
+    });
+
+  it('gives RESOURCE_EXHAUSTED after the rate to a key sending unreadable or oversized requests', async () => {
+    const { record, value } = await stack.gateway.keys.create({ account: 'grpc-flood', tier: 'five' });
+    const codes: number[] = [];
+    for (let n = 0; n < 8; n++) {
+      // A height that is not a number (the plugin cannot read the call), or a message over server.maxBodyBytes.
+      const bad =
+        n % 2 === 0
+          ? unary({ apikey: value, 'x-cosmos-block-height': 'ten' }, Buffer.alloc(0))
+          : unary({ apikey: value }, Buffer.alloc(2_000, 1));
+      codes.push((await bad).code);
+    }
+    const { INVALID_ARGUMENT: invalid, RESOURCE_EXHAUSTED: exhausted } = grpc.status;
+    expect(codes).to.deep.equal([invalid, exhausted, invalid, exhausted, invalid, exhausted, exhausted, exhausted]);
+    const refused = await unary({ apikey: value, 'x-cosmos-block-height': 'ten' }, Buffer.alloc(0));
+    expect(refused.code).to.equal(exhausted);
+    expect(refused.metadata['retry-after']).to.not.equal(undefined);
+    const rows = await stack.gateway.services.bundle.limiter.usage(record.id);
+    expect(rows).to.deep.equal([
+      { day: new Date(clock).toISOString().slice(0, 10), chain: 'hub-grpc', calls: 0, errors: 0, limited: 4, invalid: 5 },
+    ]);
+  });
+});
