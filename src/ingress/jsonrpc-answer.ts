@@ -1,7 +1,8 @@
 // A JSON-RPC request (one object or a batch) through the call path, for HTTP and
 // WebSocket alike: a batch over the tier's cap is refused whole, invalid items get
-// their own error (a request of invalid items only is charged as invalid), the valid ones go through the call path together, and the answer is
-// assembled in request order from the nodes' item text (never re-serialised).
+// their own error (a request of invalid items only is charged as invalid), the valid
+// ones go through the call path together, and the answer is assembled in request
+// order from the nodes' item text (never re-serialised).
 // Notifications get no item; a request of notifications only has no body (HTTP 204).
 
 import type { CallResult } from '../exec/attempts.js';

@@ -2,7 +2,8 @@
 // checked for its page's origin (the endpoint's CORS origins: browsers send Origin on
 // every upgrade), authenticated (key in the `apikey` query parameter or header, with
 // its restrictions), permitted and counted against the tier's connection caps (the
-// key's, and its account's over all its keys) before it completes; anything refused gets an HTTP answer in the error table's shape instead.
+// key's, and its account's over all its keys) before it completes; anything refused
+// gets an HTTP answer in the error table's shape instead.
 // Open connections are pinged, rechecked when their key changes in the store, and
 // closed on shutdown.
 
