@@ -2,7 +2,8 @@
 // request (bad JSON, a wrong envelope, invalid items, JSON nested too deep, a body
 // over the size limit) is charged against the key's and the account's rate and
 // counted in usage as invalid, so a key flooding them meets 429 like any other;
-// without a key they stay cheap 401s. WebSocket messages the same. And WebSocket
+// without a key they stay cheap 401s. WebSocket messages, REST (passthrough) and gRPC
+// requests the same. And WebSocket
 // caps per account as well as per key: connections and subscriptions over all of an
 // account's keys, freed when a connection closes, held across instances through
 // Redis and across the workers of one instance. Time is a frozen clock (in-process
@@ -453,6 +454,42 @@ describe('gRPC requests that become no call are charged too', function () {
     const rows = await stack.gateway.services.bundle.limiter.usage(record.id);
     expect(rows).to.deep.equal([
       { day: new Date(clock).toISOString().slice(0, 10), chain: 'hub-grpc', calls: 0, errors: 0, limited: 4, invalid: 5 },
+    ]);
+  });
+});
+
+describe('REST (passthrough) requests that become no call are charged too', function () {
+  this.timeout(30_000);
+  const clock = Date.now();
+  let stack: Stack;
+
+  before(async () => {
+    stack = await startStack({
+      chains: [{ name: 'hub-rest', plugin: 'sdk-rest', path: '/hub/rest', nodes: [{ name: 'hub-rest-full-1', role: 'full' }] }],
+      tiers: TIERS,
+      now: () => clock,
+    });
+  });
+  after(() => stack.close());
+
+  it('gives 429 after the rate to a key sending requests the endpoint cannot take', async () => {
+    const { record, value } = await stack.gateway.keys.create({ account: 'rest-flood', tier: 'five' });
+    const url = stack.url('/hub/rest/cosmos/auth/v1beta1/params');
+    const statuses: number[] = [];
+    for (let n = 0; n < 8; n++) {
+      // A method REST endpoints do not take, or a height that is not a number.
+      const res =
+        n % 2 === 0
+          ? await fetch(url, { method: 'DELETE', headers: { apikey: value } })
+          : await fetch(url, { headers: { apikey: value, 'x-cosmos-block-height': 'ten' } });
+      await res.text();
+      statuses.push(res.status);
+    }
+    expect(statuses).to.deep.equal([405, 400, 405, 400, 405, 429, 429, 429]);
+    expect(stack.devnet.node('hub-rest-full-1').received.filter((r) => r.path.includes('/auth/'))).to.have.length(0);
+    const rows = await stack.gateway.services.bundle.limiter.usage(record.id);
+    expect(rows).to.deep.equal([
+      { day: new Date(clock).toISOString().slice(0, 10), chain: 'hub-rest', calls: 0, errors: 0, limited: 3, invalid: 5 },
     ]);
   });
 });
