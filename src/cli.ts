@@ -322,10 +322,12 @@ async function keys(args: ParsedArgs): Promise<number> {
         const record = await store.get(needRef());
         if (record === undefined) throw new KeyNotFoundError(needRef());
         const rows = await bundle.limiter.usage(record.id, option(args, 'since') ?? '');
-        out(`${'DAY'.padEnd(11)} ${'CHAIN'.padEnd(18)} ${'CALLS'.padStart(10)} ${'ERRORS'.padStart(8)} ${'LIMITED'.padStart(8)}`);
+        out(
+          `${'DAY'.padEnd(11)} ${'CHAIN'.padEnd(18)} ${'CALLS'.padStart(10)} ${'ERRORS'.padStart(8)} ${'LIMITED'.padStart(8)} ${'INVALID'.padStart(8)}`,
+        );
         for (const r of rows) {
           out(
-            `${r.day.padEnd(11)} ${r.chain.padEnd(18)} ${String(r.calls).padStart(10)} ${String(r.errors).padStart(8)} ${String(r.limited).padStart(8)}`,
+            `${r.day.padEnd(11)} ${r.chain.padEnd(18)} ${String(r.calls).padStart(10)} ${String(r.errors).padStart(8)} ${String(r.limited).padStart(8)} ${String(r.invalid ?? 0).padStart(8)}`,
           );
         }
         return 0;

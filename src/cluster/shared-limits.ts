@@ -7,7 +7,7 @@
 
 import { GatewayError } from '../errors.js';
 import type { TierConfig } from '../config/types.js';
-import type { Admission, Payer } from '../quota/admission.js';
+import type { Admission, Payer, RefusedAs } from '../quota/admission.js';
 import type { ConnectionSlots } from '../quota/connection-slots.js';
 import type { Limiter } from '../quota/limiter.js';
 import type { UsageRow } from '../quota/usage.js';
@@ -19,6 +19,10 @@ interface AdmitBody {
   readonly tier: TierConfig;
   readonly cost: number;
   readonly chain: string;
+}
+
+interface ChargeBody extends AdmitBody {
+  readonly as: RefusedAs;
 }
 
 type CountBody = readonly [keyId: string, chain: string, n: number];
@@ -40,6 +44,13 @@ export class IpcLimiter implements Limiter {
   charge(payer: Payer, tier: TierConfig, cost: number, chain: string): void {
     const body: AdmitBody = { id: payer.id, account: payer.account, tier, cost, chain };
     this.primary.note('limits.charge', body);
+  }
+
+  chargeRefused(payer: Payer, tier: TierConfig, cost: number, chain: string, as: RefusedAs): Promise<Admission> {
+    const body: ChargeBody = { id: payer.id, account: payer.account, tier, cost, chain, as };
+    return this.primary.request<Admission>('limits.refused', body).catch((err: unknown) => {
+      throw unavailable(err);
+    });
   }
 
   countErrors(keyId: string, chain: string, errors: number): void {
@@ -115,6 +126,10 @@ export function serveLimits(worker: Channel, limiter: Limiter, slots: WorkerSlot
   worker.handle('limits.charge', (body) => {
     const b = body as AdmitBody;
     limiter.charge({ id: b.id, account: b.account }, b.tier, b.cost, b.chain);
+  });
+  worker.handle('limits.refused', (body) => {
+    const b = body as ChargeBody;
+    return limiter.chargeRefused({ id: b.id, account: b.account }, b.tier, b.cost, b.chain, b.as);
   });
   worker.handle('limits.errors', (body) => {
     const [keyId, chain, n] = body as CountBody;

@@ -43,6 +43,8 @@ function readTier(name: string, t: TierFile): TierConfig {
   const burst = t.burst === undefined ? (rate === Infinity ? Infinity : rate * 2) : limit(t.burst);
   const daily = limit(t.daily);
   const monthly = limit(t.monthly);
+  const wsConnections = limit(t.wsConnections);
+  const wsSubscriptions = limit(t.wsSubscriptions);
   // Every key of an account together: by default what one key gets, so making more keys buys nothing.
   const a = t.account;
   return {
@@ -56,14 +58,23 @@ function readTier(name: string, t: TierFile): TierConfig {
       burst: a.burst === undefined ? burst : limit(a.burst),
       daily: a.daily === undefined ? daily : limit(a.daily),
       monthly: a.monthly === undefined ? monthly : limit(a.monthly),
+      wsConnections: a.wsConnections === undefined ? wsConnections : limit(a.wsConnections),
+      // What one key could hold: its connections, each with its subscriptions.
+      wsSubscriptions:
+        a.wsSubscriptions === undefined
+          ? wsConnections === 0 || wsSubscriptions === 0
+            ? 0
+            : wsConnections * wsSubscriptions
+          : limit(a.wsSubscriptions),
     },
     maxBatch: limit(t.maxBatch),
     archive: t.archive,
-    wsConnections: limit(t.wsConnections),
-    wsSubscriptions: limit(t.wsSubscriptions),
+    wsConnections,
+    wsSubscriptions,
     cacheHitsFree: t.cacheHitsFree,
     nodeCalls: t.nodeCalls,
     chargeFanout: t.chargeFanout,
+    costs: { invalid: t.costs.invalid },
   };
 }
 

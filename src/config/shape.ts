@@ -220,6 +220,11 @@ const Tier = Section({
     burst: Type.Optional(Limit()),
     daily: Type.Optional(Limit()),
     monthly: Type.Optional(Limit()),
+    wsConnections: Type.Optional(Limit()),
+    wsSubscriptions: Type.Optional(Limit()),
+  }),
+  costs: Section({
+    invalid: Int(0, 1_000_000, 1),
   }),
 });
 

@@ -128,6 +128,16 @@ export interface AccountLimits {
   readonly burst: number;
   readonly daily: number;
   readonly monthly: number;
+  /** WebSocket connections open at once over all the account's keys (read from config always; absent: unlimited). */
+  readonly wsConnections?: number;
+  /** WebSocket subscriptions open at once over all the account's connections (absent: unlimited). */
+  readonly wsSubscriptions?: number;
+}
+
+/** What requests cost against a tier's rate beyond their calls' own costs. */
+export interface TierCosts {
+  /** A request with a valid key that became no call (malformed, over a size limit, every call refused). */
+  readonly invalid: number;
 }
 
 /** Limits of a subscription tier; Infinity stands for `unlimited`. */
@@ -156,6 +166,8 @@ export interface TierConfig {
   readonly chargeFanout: boolean;
   /** The same account's keys on this tier together (by default what one key gets). */
   readonly account: AccountLimits;
+  /** Read from config always; absent (a tier built in code): an invalid request costs 1. */
+  readonly costs?: TierCosts;
 }
 
 export interface NodeConfig {

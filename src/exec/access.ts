@@ -11,7 +11,7 @@ import type { TierConfig } from '../config/types.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Call, Routing } from '../plugin/contract.js';
-import type { Admission } from '../quota/admission.js';
+import type { Admission, RefusedAs } from '../quota/admission.js';
 import type { Limiter } from '../quota/limiter.js';
 import { contractRefusal } from './restrict.js';
 
@@ -110,10 +110,33 @@ export class CallAccess {
     return { admission, error };
   }
 
-  /** A request refused whole by a tier limit outside admission (a batch over the cap): counted like any refusal. */
-  refusedWhole(principal: Principal, chain: ChainRuntime, reason: 'batch'): void {
-    this.deps.metrics.rejections.inc({ chain: chain.name, tier: principal.tier.name, reason });
-    this.deps.limiter.countLimited(principal.record.id, chain.name, 1);
+  /**
+   * A request with a valid key that became no call: a batch over the tier's cap, or
+   * one that is malformed, over a size limit or whose every call was refused
+   * (`invalid`). It costs the tier's `costs.invalid` against the key's and the
+   * account's rate, so a flood of them meets 429 like any other; counted in usage as
+   * limited (batch) or invalid, and in rejections by reason. The error, when there is
+   * one, is the rate refusal to answer with instead of the request's own.
+   */
+  chargeRefused(
+    chain: ChainRuntime,
+    principal: Principal,
+    reason: 'batch' | 'invalid',
+  ): Admitted | GatewayError | Promise<Admitted | GatewayError> {
+    const { record, tier } = principal;
+    const as: RefusedAs = reason === 'batch' ? 'limited' : 'invalid';
+    let pending: Admission | Promise<Admission>;
+    try {
+      pending = this.deps.limiter.chargeRefused(record, tier, tier.costs?.invalid ?? 1, chain.name, as);
+    } catch (err) {
+      return this.unavailable(err);
+    }
+    const decide = (admission: Admission): Admitted => {
+      if (admission.allowed) this.deps.metrics.rejections.inc({ chain: chain.name, tier: tier.name, reason });
+      return this.decided(chain, tier, admission);
+    };
+    if (!(pending instanceof Promise)) return decide(pending);
+    return pending.then(decide, (err: unknown) => this.unavailable(err));
   }
 
   /** Node work done beyond what admission took (src/exec/node-budget.ts), charged now: never refused. */

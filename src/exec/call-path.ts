@@ -51,6 +51,12 @@ export interface RunResult<A> {
   readonly cache: 'HIT' | 'MISS' | undefined;
 }
 
+/** A refused request's charge: the admission (for RateLimit-* headers) and the error to answer with instead, if any. */
+export interface Refused {
+  readonly error: GatewayError | undefined;
+  readonly admission: Admission | undefined;
+}
+
 /** What a result counts as in metrics, usage and the log. */
 export function resultOutcome<A>(r: CallResult<A> | undefined): OutcomeLabel {
   if (r === undefined) return 'ok';
@@ -70,15 +76,23 @@ interface Lookup<A> {
 /** The lookup of an endpoint without a cache: no promise turn, nothing allocated. */
 const NO_LOOKUP: Lookup<never> = Object.freeze({ keys: [], hits: [], hitCount: 0, hitCost: 0, cacheable: 0 });
 
+const NOTHING: Refused = Object.freeze({ error: undefined, admission: undefined });
+
 export class CallPath {
   constructor(
     private readonly access: CallAccess,
     private readonly metrics: Metrics,
   ) {}
 
-  /** A request refused whole before it became calls (a batch over the tier's cap): counted in usage and metrics. */
-  refusedWhole(chain: ChainRuntime, principal: Principal, reason: 'batch'): void {
-    this.access.refusedWhole(principal, chain, reason);
+  /**
+   * A request refused whole before it became calls (a batch over the tier's cap, a
+   * malformed or oversized request): charged and counted (CallAccess.chargeRefused).
+   * `error` is the rate refusal to answer with instead, when the key is flooding.
+   */
+  async refused(chain: ChainRuntime, principal: Principal, reason: 'batch' | 'invalid'): Promise<Refused> {
+    const charged = await this.access.chargeRefused(chain, principal, reason);
+    if (isGatewayError(charged)) return { error: charged, admission: undefined };
+    return charged;
   }
 
   async run<C extends Call, A>(req: RunRequest<C, A>): Promise<RunResult<A>> {
@@ -101,7 +115,12 @@ export class CallPath {
       slots.push(i);
       cost += routing.cost;
     }
-    if (routed.length === 0) return this.finish(req, results, undefined, undefined);
+    // Every call refused (permissions, the plugin's classification): no call, yet not free.
+    if (routed.length === 0) {
+      const { error, admission } = calls.length === 0 ? NOTHING : await this.refused(chain, principal, 'invalid');
+      if (error !== undefined) results.fill(error);
+      return this.finish(req, results, admission, undefined);
+    }
     pinLatest(chain, routed, routings);
 
     const look = req.chain.cache === undefined || req.cache === undefined ? NO_LOOKUP : await this.lookup(req, routed, routings);

@@ -163,7 +163,12 @@ export class GrpcRelay {
       trace.outcome = 'cancelled';
       return 1;
     }
-    if ('error' in read) return fail(read.error);
+    // A keyed request that becomes no call is charged like one (CallPath.refused): 8 RESOURCE_EXHAUSTED when flooding.
+    const charged = async (e: GatewayError): Promise<number> => {
+      const c = await deps.path.refused(chain, principal, 'invalid');
+      return fail(c.error ?? e, rateMetadata(c.admission));
+    };
+    if ('error' in read) return charged(read.error);
     trace.bytesIn = read.body.length;
 
     let call: GrpcCall;
@@ -172,7 +177,7 @@ export class GrpcRelay {
       const message = compressed ? undefined : read.body.subarray(PREFIX_BYTES);
       call = chain.handler.grpc.parse({ path: headers[':path'] as string, metadata: headers, message });
     } catch (err) {
-      return fail(isGatewayError(err) ? err : new GatewayError('INVALID_REQUEST', { cause: err }));
+      return charged(isGatewayError(err) ? err : new GatewayError('INVALID_REQUEST', { cause: err }));
     }
     return this.forward(stream, chain, principal, call, read.body, forwardable(headers), deadline, limits, trace);
   }

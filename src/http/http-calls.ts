@@ -2,6 +2,9 @@
 // is read: a refused key costs no more than its headers), the body, the plugin's
 // reading of the request, then the call path, and the answer written into an
 // HttpAnswer. It translates HTTP in and out; everything between is the call path's.
+// A keyed request that becomes no call (a body over the limit, one the plugin cannot
+// read, a path it does not serve) is charged like one (CallPath.refused): refusing it
+// cost the gateway work, and a flood of them meets 429.
 
 import type { IncomingMessage } from 'node:http';
 import type { ChainRuntime } from '../chain-runtime.js';
@@ -64,6 +67,13 @@ export class HttpCalls {
     out.body = errorText(err, chain.handler.http.errorStyle);
   }
 
+  /** A keyed request that became no call: charged, answered with its own error, or with 429 when the key is flooding. */
+  private async refuse(out: HttpAnswer, trace: RequestOutcome, err: GatewayError, chain: HttpChain, principal: Principal): Promise<void> {
+    const charged = await this.deps.path.refused(chain, principal, err.code === 'BATCH_TOO_LARGE' ? 'batch' : 'invalid');
+    setRateHeaders(out, charged.admission);
+    return this.fail(out, trace, charged.error ?? err, chain);
+  }
+
   /** `query` is the raw query string without '?'; `rest` the path below the endpoint's prefix. */
   async handle(req: IncomingMessage, query: string, chain: HttpChain, rest: string, trace: RequestOutcome, out: HttpAnswer): Promise<void> {
     const { deps } = this;
@@ -89,7 +99,7 @@ export class HttpCalls {
       trace.bytesIn = body.length;
     } catch (err) {
       out.set('connection', 'close');
-      return this.fail(out, trace, err as GatewayError, chain);
+      return this.refuse(out, trace, err as GatewayError, chain, principal);
     }
     const inbound: InboundRequest = { method: req.method ?? 'GET', path: rest, query: who.query, headers: req.headers, body };
     let parsed;
@@ -97,14 +107,13 @@ export class HttpCalls {
       parsed = chain.handler.http.parse(inbound);
     } catch (err) {
       const e = isGatewayError(err) ? err : new GatewayError('INVALID_REQUEST', { cause: err });
-      if (e.code === 'BATCH_TOO_LARGE') deps.path.refusedWhole(chain, principal, 'batch');
-      return this.fail(out, trace, e, chain);
+      return this.refuse(out, trace, e, chain, principal);
     }
     const deadline = Date.now() + limits.requestTimeoutMs;
     switch (parsed.kind) {
       case 'unsupported': {
         const code = parsed.status === 405 ? 'HTTP_METHOD_NOT_ALLOWED' : 'ENDPOINT_NOT_FOUND';
-        return this.fail(out, trace, new GatewayError(code, { message: parsed.message }), chain);
+        return this.refuse(out, trace, new GatewayError(code, { message: parsed.message }), chain, principal);
       }
       case 'jsonrpc':
         return writeRpc(out, await answerJsonRpc(deps.path, { chain, principal, request: parsed, deadline, trace }));

@@ -1,7 +1,8 @@
 // A JSON-RPC request (one object or a batch) through the call path, for HTTP and
 // WebSocket alike: a batch over the tier's cap is refused whole, invalid items get
-// their own error, the valid ones go through the call path together, and the answer is
-// assembled in request order from the nodes' item text (never re-serialised).
+// their own error (a request of invalid items only is charged as invalid), the valid
+// ones go through the call path together, and the answer is assembled in request
+// order from the nodes' item text (never re-serialised).
 // Notifications get no item; a request of notifications only has no body (HTTP 204).
 
 import type { CallResult } from '../exec/attempts.js';
@@ -48,9 +49,10 @@ export async function answerJsonRpc(path: CallPath, run: JsonRpcRun): Promise<Rp
   const { tier } = principal;
   if (batch && items.length > tier.maxBatch) {
     const e = new GatewayError('BATCH_TOO_LARGE', { message: `Batch of ${items.length} is over this tier's limit of ${tier.maxBatch}` });
-    trace.outcome = outcomeOf(e);
-    path.refusedWhole(chain, principal, 'batch');
-    return refusedWhole(e);
+    const charged = await path.refused(chain, principal, 'batch');
+    const answer = charged.error ?? e;
+    trace.outcome = outcomeOf(answer);
+    return refusedWhole(answer, charged.admission);
   }
   const exchange = chain.jsonrpc;
   if (exchange === undefined) throw new Error(`plugin "${chain.config.plugin}" made JSON-RPC calls but has no jsonrpc codec`);
@@ -67,7 +69,14 @@ export async function answerJsonRpc(path: CallPath, run: JsonRpcRun): Promise<Rp
   }
   let admission: Admission | undefined;
   let cache: RpcAnswer['cache'];
-  if (calls.length > 0) {
+  if (calls.length === 0) {
+    const charged = await path.refused(chain, principal, 'invalid');
+    admission = charged.admission;
+    if (charged.error !== undefined) {
+      trace.outcome = outcomeOf(charged.error);
+      return refusedWhole(charged.error, admission);
+    }
+  } else {
     const out = await path.run({ chain, principal, calls, exchange, cache: exchange, own: run.own, deadline: run.deadline, trace });
     for (let k = 0; k < at.length; k++) results[at[k] as number] = out.results[k];
     admission = out.admission;

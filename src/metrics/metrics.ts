@@ -120,7 +120,7 @@ export class Metrics {
 
   readonly rejections = new Counter({
     name: 'noderouter_rejections_total',
-    help: 'Calls refused by limits, by chain, tier and reason (rate, daily, monthly, batch).',
+    help: 'Calls refused by limits, by chain, tier and reason (rate, daily, monthly, batch, connections, subscriptions; invalid: a keyed request that became no call, charged against the rate).',
     labelNames: ['chain', 'tier', 'reason'] as const,
     registers: [this.registry],
   });

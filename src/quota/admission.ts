@@ -31,8 +31,15 @@ export interface Payer {
 export interface PeriodCounts {
   dayCalls(id: string, now: number): number;
   monthCalls(id: string, now: number): number;
-  add(id: string, chain: string, now: number, calls: number, errors: number, limited: number): void;
+  add(id: string, chain: string, now: number, calls: number, errors: number, limited: number, invalid?: number): void;
 }
+
+/**
+ * How a request that became no call is counted when its charge is admitted: `invalid`
+ * (malformed, over a size limit, every call refused) or `limited` (a batch over the
+ * tier's cap, a refusal by a tier limit). Refused by the rate, either counts as limited.
+ */
+export type RefusedAs = 'invalid' | 'limited';
 
 /** Whether the tier limits accounts at all (`unlimited` everywhere: no account bucket to keep). */
 export function limitsAccounts(a: AccountLimits): boolean {
@@ -162,6 +169,38 @@ export class Admitter {
     if (bucket !== undefined && a.rate !== Infinity) this.tats.set(bucket, owe(this.tats.get(bucket) ?? 0, now, a.rate, a.burst, cost));
     this.counts.add(payer.id, chain, now, cost, 0, 0);
     if (bucket !== undefined) this.counts.add(bucket, chain, now, cost, 0, 0);
+  }
+
+  /**
+   * Charge a request that became no call: `cost` against the key's and the account's
+   * rate only (never a quota: nothing was served), counted once as `as`. Refused by a
+   * rate, it is counted as limited and answered like any call over it.
+   */
+  chargeRefused(payer: Payer, tier: TierConfig, cost: number, chain: string, as: RefusedAs): Admission {
+    const now = this.now();
+    this.sweep(now);
+    const a = tier.account;
+    const bucket = limitsAccounts(a) ? accountBucket(payer.account, tier) : undefined;
+    let rate: RateState | undefined;
+    let keyTat: number | undefined;
+    let accountTat: number | undefined;
+    if (tier.rate !== Infinity) {
+      const { decision, tat } = gcra(this.tats.get(payer.id) ?? 0, now, tier.rate, tier.burst, cost);
+      rate = { remaining: decision.remaining, resetMs: decision.resetMs, limit: tier.burst };
+      if (!decision.allowed) return this.refused(payer, chain, now, 1, rateRefusal(rate, decision.retryAfterMs));
+      keyTat = tat;
+    }
+    if (bucket !== undefined && a.rate !== Infinity) {
+      const { decision, tat } = gcra(this.tats.get(bucket) ?? 0, now, a.rate, a.burst, cost);
+      const mine = { remaining: decision.remaining, resetMs: decision.resetMs, limit: a.burst };
+      if (!decision.allowed) return this.refused(payer, chain, now, 1, rateRefusal(mine, decision.retryAfterMs));
+      if (rate === undefined || mine.remaining < rate.remaining) rate = mine;
+      accountTat = tat;
+    }
+    if (keyTat !== undefined) this.tats.set(payer.id, keyTat);
+    if (accountTat !== undefined && bucket !== undefined) this.tats.set(bucket, accountTat);
+    this.counts.add(payer.id, chain, now, 0, 0, as === 'limited' ? 1 : 0, as === 'invalid' ? 1 : 0);
+    return { allowed: true, headers: rate === undefined ? undefined : admittedHeaders(tier, now, rate, 0, 0) };
   }
 
   /** Take a rate state as known elsewhere (a Redis limiter's last answer), for when this admitter stands in. */

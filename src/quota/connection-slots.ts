@@ -1,7 +1,21 @@
 // Concurrent long-lived connections per key (a tier's `wsConnections`): a slot is
 // taken before a WebSocket upgrade completes and given back when it closes. The
 // memory slots count in this process; the Redis slots (redis-connection-slots.ts)
-// count across every instance.
+// count across every instance. An account's connections and subscriptions on a tier
+// (`account.wsConnections`, `account.wsSubscriptions`) are slot sets of their own
+// under names no key id can take, held the same way.
+
+import type { TierConfig } from '../config/types.js';
+
+/** The slot set of an account's WebSocket connections on a tier (no key id contains "/"). */
+export function accountConnections(account: string, tier: TierConfig): string {
+  return `account/${tier.name}/${account}`;
+}
+
+/** The slot set of an account's WebSocket subscriptions on a tier. */
+export function accountSubscriptions(account: string, tier: TierConfig): string {
+  return `account-subs/${tier.name}/${account}`;
+}
 
 export interface ConnectionSlots {
   /** Take one of `cap` slots for the key; false when all are taken. Throws UNAVAILABLE (fail-closed). */

@@ -12,7 +12,7 @@
 // or lost, and close() gives everything back.
 
 import type { TierConfig } from '../config/types.js';
-import { admittedHeaders, type Admission, type Payer, type RateState } from './admission.js';
+import { admittedHeaders, type Admission, type Payer, type RateState, type RefusedAs } from './admission.js';
 import type { Limiter } from './limiter.js';
 import { nextUtcMidnight, UtcDay, type UsageRow } from './usage.js';
 
@@ -303,6 +303,11 @@ export class LeasedLimiter implements Limiter {
       rest -= paid;
     }
     if (rest > 0) this.shared.charge(payer, tier, rest, chain);
+  }
+
+  /** Rare by nature (no call came of it): decided by the shared limits, whose buckets the leases draw from too. */
+  chargeRefused(payer: Payer, tier: TierConfig, cost: number, chain: string, as: RefusedAs): Admission | Promise<Admission> {
+    return this.shared.chargeRefused(payer, tier, cost, chain, as);
   }
 
   countErrors(keyId: string, chain: string, errors: number): void {

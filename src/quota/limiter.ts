@@ -5,7 +5,7 @@
 // the Redis limiter shares it between instances.
 
 import type { TierConfig } from '../config/types.js';
-import { Admitter, type Admission, type Payer } from './admission.js';
+import { Admitter, type Admission, type Payer, type RefusedAs } from './admission.js';
 import { gcra } from './gcra.js';
 import { UsageBook, type UsageRow } from './usage.js';
 import { UsageFile } from './usage-file.js';
@@ -21,6 +21,11 @@ export interface Limiter {
   countErrors(keyId: string, chain: string, errors: number): void;
   /** Requests refused whole by a tier limit outside admission (a batch over the cap): counted as limited. */
   countLimited(keyId: string, chain: string, refused: number): void;
+  /**
+   * A request that became no call, charged `cost` against the key's and the account's
+   * rate (no quota) and counted once as `as`; a rate refusal is counted as limited.
+   */
+  chargeRefused(payer: Payer, tier: TierConfig, cost: number, chain: string, as: RefusedAs): Admission | Promise<Admission>;
   usage(keyId: string, since?: string): Promise<UsageRow[]>;
   /**
    * One more event in `bucket` (e.g. an account's key changes), paced at `perHour`
@@ -77,6 +82,10 @@ export class MemoryLimiter implements Limiter {
 
   charge(payer: Payer, tier: TierConfig, cost: number, chain: string): void {
     this.admitter.charge(payer, tier, cost, chain);
+  }
+
+  chargeRefused(payer: Payer, tier: TierConfig, cost: number, chain: string, as: RefusedAs): Admission {
+    return this.admitter.chargeRefused(payer, tier, cost, chain, as);
   }
 
   countErrors(keyId: string, chain: string, errors: number): void {

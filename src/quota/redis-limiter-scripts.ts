@@ -22,6 +22,20 @@ if account then
 end
 `;
 
+/** GCRA of one call of `cost` at `now` (both locals of the script): allowed, remaining, retry ms, reset ms, the new tat. */
+const GCRA = `local function gcra(tat, rate, burst)
+  local interval = 1000 / rate
+  local tolerance = interval * burst
+  local base = now
+  if tat > now and tat - now <= tolerance + ${CLOCK_STEP_MS} then base = tat end
+  local nxt = base + interval * cost
+  if now < nxt - tolerance then
+    return false, math.max(0, math.floor((tolerance - (base - now)) / interval)), math.ceil(nxt - tolerance - now), math.ceil(base - now), tat
+  end
+  return true, math.max(0, math.floor((tolerance - (nxt - now)) / interval)), 0, math.ceil(nxt - now), nxt
+end
+`;
+
 /**
  * KEYS: key tat, key day counter, key month counter, key usage hash (day), key usage
  * day set, account tat, account day counter, account month counter.
@@ -44,19 +58,7 @@ local function refuse(reason, who, remaining, retry, reset)
   redis.call('SADD', KEYS[5], day)
   return state(0, reason, who, remaining, retry, reset)
 end
--- GCRA: allowed, remaining, retry ms, reset ms, the new tat.
-local function gcra(tat, rate, burst)
-  local interval = 1000 / rate
-  local tolerance = interval * burst
-  local base = now
-  if tat > now and tat - now <= tolerance + ${CLOCK_STEP_MS} then base = tat end
-  local nxt = base + interval * cost
-  if now < nxt - tolerance then
-    return false, math.max(0, math.floor((tolerance - (base - now)) / interval)), math.ceil(nxt - tolerance - now), math.ceil(base - now), tat
-  end
-  return true, math.max(0, math.floor((tolerance - (nxt - now)) / interval)), 0, math.ceil(nxt - now), nxt
-end
-local who, remaining, resetMs = 0, -1, 0
+${GCRA}local who, remaining, resetMs = 0, -1, 0
 local kNew, aNew = nil, nil
 if kRate >= 0 then
   local ok, rem, retry, reset, tat = gcra(kTat, kRate, kBurst)
@@ -273,4 +275,54 @@ if counted then
   redis.call('SADD', KEYS[5], day)
 end
 return state(grant, '', who, remaining, 0, resetMs)
+`;
+
+/**
+ * A request that became no call: `cost` against the key's and the account's rate only
+ * (no quota), counted once in the usage field `field` (invalid or limited), or as
+ * limited when a rate refuses it.
+ * KEYS: key tat, key usage hash (day), key usage day set, account tat.
+ * ARGV: now, cost, chain, day, field, the key's rate and burst, the account's (-1 = unlimited).
+ * Returns {allowed, who (0 key, 1 account), remaining (-1 none), retryMs, resetMs, keyTat, accountTat}.
+ */
+export const CHARGE_REFUSED = `
+local now, cost, chain, day, field = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
+local kRate, kBurst, aRate, aBurst = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local kTat = tonumber(redis.call('GET', KEYS[1]) or '0')
+local aTat = 0
+if aRate >= 0 then aTat = tonumber(redis.call('GET', KEYS[4]) or '0') end
+${GCRA}local function counted(what)
+  redis.call('HINCRBY', KEYS[2], chain .. ':' .. what, 1)
+  redis.call('PEXPIRE', KEYS[2], 400 * 86400000)
+  redis.call('SADD', KEYS[3], day)
+end
+local who, remaining, resetMs = 0, -1, 0
+local kNew, aNew = nil, nil
+if kRate >= 0 then
+  local ok, rem, retry, reset, tat = gcra(kTat, kRate, kBurst)
+  if not ok then
+    counted('limited')
+    return {0, 0, rem, retry, reset, string.format('%.3f', kTat), string.format('%.3f', aTat)}
+  end
+  kNew, remaining, resetMs = tat, rem, reset
+end
+if aRate >= 0 then
+  local ok, rem, retry, reset, tat = gcra(aTat, aRate, aBurst)
+  if not ok then
+    counted('limited')
+    return {0, 1, rem, retry, reset, string.format('%.3f', kTat), string.format('%.3f', aTat)}
+  end
+  aNew = tat
+  if remaining < 0 or rem < remaining then who, remaining, resetMs = 1, rem, reset end
+end
+if kNew then
+  kTat = kNew
+  redis.call('SET', KEYS[1], string.format('%.3f', kNew), 'PX', math.ceil(kNew - now) + 1000)
+end
+if aNew then
+  aTat = aNew
+  redis.call('SET', KEYS[4], string.format('%.3f', aNew), 'PX', math.ceil(aNew - now) + 1000)
+end
+counted(field)
+return {1, who, remaining, 0, resetMs, string.format('%.3f', kTat), string.format('%.3f', aTat)}
 `;

@@ -20,15 +20,17 @@ import {
   Admitter,
   type Admission,
   type Payer,
+  type RefusedAs,
 } from './admission.js';
 import type { LeaseAnswer, LeaseReturn, LeaseSource } from './lease.js';
 import { LocalThrottle, type Limiter } from './limiter.js';
-import { ADMIT, CHARGE, LEASE, THROTTLE } from './redis-limiter-scripts.js';
+import { ADMIT, CHARGE, CHARGE_REFUSED, LEASE, THROTTLE } from './redis-limiter-scripts.js';
 import { RecentCounts } from './recent-counts.js';
 import { nextUtcMidnight, nextUtcMonth, UtcDay, type UsageRow } from './usage.js';
 import { script, type ScriptCall } from '../store/redis-scripts.js';
 
 type AdmitReply = [number, string, number, number, number, number, number, number, number, number, string, string];
+type RefusedReply = [number, number, number, number, number, string, string];
 
 export interface RedisLimiterOptions {
   readonly prefix: string;
@@ -75,6 +77,7 @@ export class RedisLimiter implements Limiter, LeaseSource {
   private readonly throttleScript: ScriptCall;
   private readonly leaseScript: ScriptCall;
   private readonly chargeScript: ScriptCall;
+  private readonly refusedScript: ScriptCall;
 
   constructor(
     private readonly redis: Redis,
@@ -85,6 +88,7 @@ export class RedisLimiter implements Limiter, LeaseSource {
     this.throttleScript = script(redis, 'noderouterThrottle', 1, THROTTLE);
     this.leaseScript = script(redis, 'noderouterLease', 8, LEASE);
     this.chargeScript = script(redis, 'noderouterCharge', 8, CHARGE);
+    this.refusedScript = script(redis, 'noderouterChargeRefused', 4, CHARGE_REFUSED);
     this.local = new Admitter(this.fallbackCounts, this.now);
     this.localPaced = new LocalThrottle(this.now);
   }
@@ -159,6 +163,44 @@ export class RedisLimiter implements Limiter, LeaseSource {
     if (reason === 'rate') return rateRefusal(rate ?? { remaining, resetMs, limit: tier.burst }, retryMs);
     const period = reason === 'daily' ? 'daily' : 'monthly';
     return quotaRefusal(period, byAccount ? a[period] : tier[period], now);
+  }
+
+  async chargeRefused(payer: Payer, tier: TierConfig, cost: number, chain: string, as: RefusedAs): Promise<Admission> {
+    const now = this.now();
+    const day = this.day.of(now);
+    const a = tier.account;
+    const bucket = accountBucket(payer.account, tier);
+    const accounts = limitsAccounts(a) && a.rate !== Infinity;
+    let r: RefusedReply;
+    try {
+      r = (await this.refusedScript(
+        this.k('rl', payer.id),
+        this.k('u', payer.id, day),
+        this.k('ud', payer.id),
+        this.k('arl', bucket),
+        now,
+        cost,
+        chain,
+        day,
+        as,
+        limit(tier.rate),
+        burstOf(tier.burst),
+        accounts ? limit(a.rate) : -1,
+        burstOf(a.burst),
+      )) as RefusedReply;
+    } catch (err) {
+      this.options.onFallback?.(err);
+      if (this.options.onFailure === 'fail-closed') {
+        throw new GatewayError('UNAVAILABLE', { message: 'Limits store unavailable', cause: err, headers: { 'retry-after': '1' } });
+      }
+      return this.local.chargeRefused(payer, this.localTier(tier), cost, chain, as);
+    }
+    const [allowed, who, remaining, retryMs, resetMs, keyTat, accountTat] = r;
+    this.local.seedRate(payer.id, Number(keyTat));
+    if (accounts) this.local.seedRate(bucket, Number(accountTat));
+    const rate = remaining >= 0 ? { remaining, resetMs, limit: who === 1 ? a.burst : tier.burst } : undefined;
+    if (allowed === 1) return { allowed: true, headers: rate === undefined ? undefined : admittedHeaders(tier, now, rate, 0, 0) };
+    return rateRefusal(rate ?? { remaining, resetMs, limit: tier.burst }, retryMs);
   }
 
   async lease(
@@ -292,7 +334,7 @@ export class RedisLimiter implements Limiter, LeaseSource {
       for (const [field, value] of Object.entries(hashes[i] ?? {})) {
         const cut = field.lastIndexOf(':');
         const chain = field.slice(0, cut);
-        const what = field.slice(cut + 1) as 'calls' | 'errors' | 'limited';
+        const what = field.slice(cut + 1) as 'calls' | 'errors' | 'limited' | 'invalid';
         let row = byChain.get(chain);
         if (row === undefined) {
           row = { day, chain, calls: 0, errors: 0, limited: 0 };

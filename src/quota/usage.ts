@@ -1,6 +1,7 @@
 // Usage per key, per UTC day, per chain endpoint: calls admitted, calls that ended
-// in an error, calls refused by limits. Period quotas read their totals from here,
-// so the numbers a customer is billed by and the numbers that limit them are one.
+// in an error, calls refused by limits, and requests refused as invalid (they became
+// no call, yet were charged against the rate). Period quotas read their totals from
+// here, so the numbers a customer is billed by and the numbers that limit them are one.
 
 export interface Counts {
   calls: number;
@@ -11,11 +12,17 @@ export interface Counts {
 export interface UsageRow extends Counts {
   readonly day: string;
   readonly chain: string;
+  /** Requests refused as invalid (no routable call); present when there were any, so rows from before it read the same. */
+  invalid?: number;
+}
+
+interface BookCounts extends Counts {
+  invalid: number;
 }
 
 interface KeyUsage {
   /** day → chain → counts */
-  readonly days: Map<string, Map<string, Counts>>;
+  readonly days: Map<string, Map<string, BookCounts>>;
   readonly dayTotals: Map<string, number>;
   readonly monthTotals: Map<string, number>;
 }
@@ -60,7 +67,7 @@ export class UsageBook {
     return u;
   }
 
-  private counts(u: KeyUsage, day: string, chain: string): Counts {
+  private counts(u: KeyUsage, day: string, chain: string): BookCounts {
     let chains = u.days.get(day);
     if (chains === undefined) {
       chains = new Map();
@@ -68,19 +75,20 @@ export class UsageBook {
     }
     let c = chains.get(chain);
     if (c === undefined) {
-      c = { calls: 0, errors: 0, limited: 0 };
+      c = { calls: 0, errors: 0, limited: 0, invalid: 0 };
       chains.set(chain, c);
     }
     return c;
   }
 
-  add(keyId: string, chain: string, now: number, calls: number, errors: number, limited: number): void {
+  add(keyId: string, chain: string, now: number, calls: number, errors: number, limited: number, invalid = 0): void {
     const day = this.day.of(now);
     const u = this.keyUsage(keyId);
     const c = this.counts(u, day, chain);
     c.calls += calls;
     c.errors += errors;
     c.limited += limited;
+    c.invalid += invalid;
     if (calls !== 0) {
       const month = day.slice(0, 7);
       u.dayTotals.set(day, (u.dayTotals.get(day) ?? 0) + calls);
@@ -104,7 +112,11 @@ export class UsageBook {
     const out: UsageRow[] = [];
     for (const [day, chains] of u.days) {
       if (day < since) continue;
-      for (const [chain, c] of chains) out.push({ day, chain, calls: c.calls, errors: c.errors, limited: c.limited });
+      for (const [chain, c] of chains) {
+        const row: UsageRow = { day, chain, calls: c.calls, errors: c.errors, limited: c.limited };
+        if (c.invalid > 0) row.invalid = c.invalid;
+        out.push(row);
+      }
     }
     return out.sort((a, b) => (a.day === b.day ? a.chain.localeCompare(b.chain) : a.day < b.day ? -1 : 1));
   }
@@ -126,6 +138,7 @@ export class UsageBook {
         c.calls += r.calls;
         c.errors += r.errors;
         c.limited += r.limited;
+        c.invalid += r.invalid ?? 0;
         const month = r.day.slice(0, 7);
         u.dayTotals.set(r.day, (u.dayTotals.get(r.day) ?? 0) + r.calls);
         u.monthTotals.set(month, (u.monthTotals.get(month) ?? 0) + r.calls);

@@ -1,8 +1,9 @@
 // WebSocket access on the traffic listener: an upgrade to a chain endpoint's path is
 // checked for its page's origin (the endpoint's CORS origins: browsers send Origin on
 // every upgrade), authenticated (key in the `apikey` query parameter or header, with
-// its restrictions), permitted and counted against the tier's connection cap before it
-// completes; anything refused gets an HTTP answer in the error table's shape instead.
+// its restrictions), permitted and counted against the tier's connection caps (the
+// key's, and its account's over all its keys) before it completes; anything refused
+// gets an HTTP answer in the error table's shape instead.
 // Open connections are pinged, rechecked when their key changes in the store, and
 // closed on shutdown.
 
@@ -13,7 +14,7 @@ import { WebSocketServer } from 'ws';
 import type { KeyCache } from '../auth/key-cache.js';
 import type { KeyStore, StoreChange } from '../auth/key-store.js';
 import type { ChainRuntime } from '../chain-runtime.js';
-import type { ServerConfig } from '../config/types.js';
+import type { ServerConfig, TierConfig } from '../config/types.js';
 import type { CallAccess } from '../exec/access.js';
 import type { CallPath } from '../exec/call-path.js';
 import type { Identifier } from '../exec/identify.js';
@@ -27,7 +28,7 @@ import { normalizePath } from '../ingress/path.js';
 import { refuseSocket } from '../ingress/raw-refusal.js';
 import type { Logger } from '../log.js';
 import type { Metrics, WsGauges } from '../metrics/metrics.js';
-import type { ConnectionSlots } from '../quota/connection-slots.js';
+import { accountConnections, type ConnectionSlots } from '../quota/connection-slots.js';
 import type { Tracing } from '../trace/tracing.js';
 import { WsSession } from './ws-session.js';
 
@@ -125,25 +126,38 @@ export class WsGateway {
     const { match, hash } = who;
     const { tier } = who.principal;
     const slot = randomUUID();
+    const keyId = match.record.id;
     let taken: boolean;
     try {
-      taken = await deps.slots.acquire(match.record.id, slot, tier.wsConnections);
+      taken = await deps.slots.acquire(keyId, slot, tier.wsConnections);
     } catch (err) {
       return this.refused(socket, chain, err);
     }
-    if (!taken) {
-      deps.metrics.rejections.inc({ chain: chain.name, tier: tier.name, reason: 'connections' });
-      return this.refused(
-        socket,
-        chain,
-        new GatewayError('TOO_MANY_CONNECTIONS', {
-          message: `WebSocket connections of this key are at its tier's limit of ${tier.wsConnections}`,
-        }),
-      );
+    if (!taken)
+      return this.tooMany(socket, chain, tier, `WebSocket connections of this key are at its tier's limit of ${tier.wsConnections}`);
+    // The account's cap over all its keys, so more keys buy no more connections.
+    const accountCap = tier.account.wsConnections ?? Infinity;
+    const accountSet = accountCap === Infinity ? undefined : accountConnections(match.record.account, tier);
+    const accountSlot = `${slot}/account`;
+    if (accountSet !== undefined) {
+      try {
+        taken = await deps.slots.acquire(accountSet, accountSlot, accountCap);
+      } catch (err) {
+        deps.slots.release(keyId, slot);
+        return this.refused(socket, chain, err);
+      }
+      if (!taken) {
+        deps.slots.release(keyId, slot);
+        return this.tooMany(socket, chain, tier, `WebSocket connections of this account are at its tier's limit of ${accountCap}`);
+      }
     }
+    const release = (): void => {
+      deps.slots.release(keyId, slot);
+      if (accountSet !== undefined) deps.slots.release(accountSet, accountSlot);
+    };
     // The client may have gone while the key was looked up.
     if (socket.destroyed || this.stopped) {
-      deps.slots.release(match.record.id, slot);
+      release();
       socket.destroy();
       return;
     }
@@ -151,7 +165,7 @@ export class WsGateway {
     // ws answers a malformed handshake itself (400) and never calls back: the slot goes back then.
     let upgraded = false;
     socket.once('close', () => {
-      if (!upgraded) deps.slots.release(match.record.id, slot);
+      if (!upgraded) release();
     });
     const traced = deps.tracing?.on === true ? deps.tracing.messages(req.headers) : undefined;
     this.wss.handleUpgrade(req, socket, head, (ws) => {
@@ -161,6 +175,7 @@ export class WsGateway {
         {
           access: deps.access,
           path: deps.path,
+          slots: deps.slots,
           touch: (id, at) => deps.store.touch(id, at),
           restricted: (reason) => deps.metrics.restricted.inc({ chain: chain.name, reason }),
           runtime: deps.runtime,
@@ -178,7 +193,7 @@ export class WsGateway {
           ended: (s, code) => {
             this.sessions.delete(s);
             this.perChain.set(s.chain, (this.perChain.get(s.chain) ?? 1) - 1);
-            deps.slots.release(s.record.id, slot);
+            release();
             deps.logger.info('websocket closed', { event: 'ws_close', connection: s.id, chain: s.chain, keyId: s.record.id, code });
           },
         },
@@ -198,6 +213,12 @@ export class WsGateway {
         keyId: match.record.id,
       });
     });
+  }
+
+  /** A connection over a key's or an account's cap: 429 TOO_MANY_CONNECTIONS, counted as a rejection. */
+  private tooMany(socket: Duplex, chain: ChainRuntime, tier: TierConfig, message: string): void {
+    this.deps.metrics.rejections.inc({ chain: chain.name, tier: tier.name, reason: 'connections' });
+    this.refused(socket, chain, new GatewayError('TOO_MANY_CONNECTIONS', { message }));
   }
 
   private refused(socket: Duplex, chain: ChainRuntime, err: unknown): void {

@@ -19,6 +19,7 @@ import { errorText } from '../ingress/answers.js';
 import { answerJsonRpc } from '../ingress/jsonrpc-answer.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { accountSubscriptions, type ConnectionSlots } from '../quota/connection-slots.js';
 import type { JsonRpcCall, JsonRpcRequest, SubscriptionCodec } from '../plugin/contract.js';
 import type { Subscriber } from '../subscriptions/hub.js';
 import type { RequestSpan } from '../trace/request-span.js';
@@ -30,6 +31,8 @@ const CLOSE_CODES = new Set([1000, 1001, 1006, 1008, 1009, 1011, 1013]);
 export interface SessionDeps {
   readonly access: CallAccess;
   readonly path: CallPath;
+  /** Where an account's subscriptions over all its connections are counted (across workers and instances). */
+  readonly slots: ConnectionSlots;
   /** The chain endpoint's current runtime (a reload may replace it). */
   readonly runtime: (chain: string) => ChainRuntime | undefined;
   readonly metrics: Metrics;
@@ -54,10 +57,13 @@ export class WsSession implements Subscriber {
   /** Answered the last ping (the sweep drops a connection that did not). */
   alive = true;
   private readonly subs = new Set<string>();
+  /** Subscription id → the account slot it holds (set and slot), when the tier caps the account's subscriptions. */
+  private readonly accountSlots = new Map<string, readonly [set: string, slot: string]>();
   private subscribing = 0;
   private inFlight = 0;
   private closing = false;
   private seq = 0;
+  private slotSeq = 0;
   private markDone: () => void = () => undefined;
   /** Settles once the connection is over and its subscriptions are given back. */
   readonly done = new Promise<void>((resolve) => {
@@ -149,6 +155,8 @@ export class WsSession implements Subscriber {
     const hub = this.deps.runtime(this.chain)?.subscriptions;
     for (const id of this.subs) hub?.unsubscribe(id);
     this.subs.clear();
+    for (const [set, slot] of this.accountSlots.values()) this.deps.slots.release(set, slot);
+    this.accountSlots.clear();
     this.deps.metrics.wsCloses.inc({ chain: this.chain, code: CLOSE_CODES.has(code) ? String(code) : 'other' });
     this.deps.ended(this, code);
     this.markDone();
@@ -215,22 +223,23 @@ export class WsSession implements Subscriber {
       result.outcome = outcomeOf(e);
       return errorText(e, 'jsonrpc');
     };
-    if (isBinary) return refuse(new GatewayError('INVALID_REQUEST', { message: 'Send JSON-RPC requests as text messages' }));
     const codec = rt.handler.jsonrpc;
     if (codec === undefined) return refuse(new GatewayError('ENDPOINT_NOT_FOUND', { message: 'This endpoint no longer serves WebSocket' }));
     const tier = this.deps.access.tierFor(record, rt);
     if (isGatewayError(tier)) return refuse(tier);
     if (this.inFlight > MAX_IN_FLIGHT)
       return refuse(new GatewayError('RATE_LIMITED', { message: 'Too many calls in flight on this connection' }));
+    const principal: Principal = { record, tier };
+    // A message that becomes no call is charged like an HTTP request that does not (CallPath.refused).
+    const charged = async (e: GatewayError): Promise<string> =>
+      refuse((await this.deps.path.refused(rt, principal, e.code === 'BATCH_TOO_LARGE' ? 'batch' : 'invalid')).error ?? e);
+    if (isBinary) return charged(new GatewayError('INVALID_REQUEST', { message: 'Send JSON-RPC requests as text messages' }));
     let request: JsonRpcRequest;
     try {
       request = codec.parse(body.toString('utf8'));
     } catch (err) {
-      const e = isGatewayError(err) ? err : new GatewayError('INVALID_REQUEST', { cause: err });
-      if (e.code === 'BATCH_TOO_LARGE') this.deps.path.refusedWhole(rt, { record, tier }, 'batch');
-      return refuse(e);
+      return charged(isGatewayError(err) ? err : new GatewayError('INVALID_REQUEST', { cause: err }));
     }
-    const principal: Principal = { record, tier };
     const deadline = Date.now() + this.deps.requestTimeoutMs();
     const a = await answerJsonRpc(this.deps.path, {
       chain: rt,
@@ -265,29 +274,75 @@ export class WsSession implements Subscriber {
         }
         this.subscribing++;
         let r: Awaited<ReturnType<typeof hub.subscribe>>;
+        let held: readonly [string, string] | undefined;
         try {
+          const taken = await this.accountSlot(principal);
+          if (isGatewayError(taken)) {
+            if (taken.code === 'TOO_MANY_SUBSCRIPTIONS')
+              this.deps.metrics.rejections.inc({ chain: rt.name, tier: tier.name, reason: 'subscriptions' });
+            return taken;
+          }
+          held = taken;
           r = await hub.subscribe(this, call, unsubscribe);
         } finally {
           this.subscribing--;
         }
-        if (isGatewayError(r)) return r;
-        if ('refusal' in r)
+        const giveBack = (): void => {
+          if (held !== undefined) this.deps.slots.release(held[0], held[1]);
+        };
+        if (isGatewayError(r)) {
+          giveBack();
+          return r;
+        }
+        if ('refusal' in r) {
+          giveBack();
           return { answer: `{"jsonrpc":"2.0","id":${call.id},"error":${r.refusal}}`, verdict: 'chain-error', sure: false };
+        }
         if (this.closing) {
+          giveBack();
           hub.unsubscribe(r.id);
           return { answer: undefined, verdict: 'ok', sure: false };
         }
         this.subs.add(r.id);
+        if (held !== undefined) this.accountSlots.set(r.id, held);
         return { answer: `{"jsonrpc":"2.0","id":${call.id},"result":${r.id}}`, verdict: 'ok', sure: false };
       },
     };
+  }
+
+  /**
+   * One of the account's subscription slots (tier `account.wsSubscriptions`, over all
+   * its keys and connections), undefined when the tier sets no cap, or the error to give.
+   */
+  private async accountSlot(principal: Principal): Promise<readonly [string, string] | undefined | GatewayError> {
+    const { tier, record } = principal;
+    const cap = tier.account.wsSubscriptions ?? Infinity;
+    if (cap === Infinity) return undefined;
+    const set = accountSubscriptions(record.account, tier);
+    const slot = `${this.id}/${++this.slotSeq}`;
+    let taken: boolean;
+    try {
+      taken = await this.deps.slots.acquire(set, slot, cap);
+    } catch (err) {
+      return isGatewayError(err) ? err : new GatewayError('UNAVAILABLE', { cause: err });
+    }
+    if (!taken)
+      return new GatewayError('TOO_MANY_SUBSCRIPTIONS', { message: `Subscriptions of this account are at its tier's limit of ${cap}` });
+    return [set, slot];
   }
 
   private unsubscribe(call: JsonRpcCall, ids: SubscriptionCodec): CallResult<string> {
     const target = Array.isArray(call.params) ? (call.params as unknown[])[0] : undefined;
     const id = typeof target === 'string' || typeof target === 'number' ? JSON.stringify(target) : undefined;
     const found = id !== undefined && this.subs.delete(id);
-    if (found && id !== undefined) this.deps.runtime(this.chain)?.subscriptions?.unsubscribe(id);
+    if (found && id !== undefined) {
+      this.deps.runtime(this.chain)?.subscriptions?.unsubscribe(id);
+      const held = this.accountSlots.get(id);
+      if (held !== undefined) {
+        this.accountSlots.delete(id);
+        this.deps.slots.release(held[0], held[1]);
+      }
+    }
     if (call.id === undefined) return { answer: undefined, verdict: 'ok', sure: false };
     // As the family's nodes answer an id they do not know.
     return found

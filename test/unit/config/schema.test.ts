@@ -43,15 +43,17 @@ describe('config validation', () => {
       '/etc/nr.yaml',
       {},
     );
-    expect(c.tiers.free?.account).to.deep.equal({ rate: 5, burst: 10, daily: 100, monthly: Infinity });
-    expect(c.tiers.team?.account).to.deep.equal({ rate: Infinity, burst: 10, daily: 300, monthly: Infinity });
+    // WebSocket caps: one key's connections, and what they may all hold in subscriptions.
+    const ws = { wsConnections: 10, wsSubscriptions: 1000 };
+    expect(c.tiers.free?.account).to.deep.equal({ rate: 5, burst: 10, daily: 100, monthly: Infinity, ...ws });
+    expect(c.tiers.team?.account).to.deep.equal({ rate: Infinity, burst: 10, daily: 300, monthly: Infinity, ...ws });
     expect(c.keys).to.deep.include({ negativeMaxEntries: 10_000, maxActivePerAccount: 100, changesPerHour: 60, changesBurst: 10 });
     const p = await problems(
       BASE.replace('free: { rate: 5 }', 'free: { rate: 5, account: { daily: -1, weekly: 3 } }') + 'keys: { changesPerHour: 0 }\n',
     );
     expect(p).to.include.members([
       'tiers.free.account.daily must be a number of 0 or more, or "unlimited"',
-      'tiers.free.account.weekly is not a known setting (known: rate, burst, daily, monthly)',
+      'tiers.free.account.weekly is not a known setting (known: rate, burst, daily, monthly, wsConnections, wsSubscriptions)',
       'keys.changesPerHour must be an integer from 1 to 1000000',
     ]);
   });

@@ -89,13 +89,19 @@ describe('call path (src/exec/call-path.ts)', () => {
       expect(answer((await b.run(allowed, item('1', 't_archive'))).results[0])).to.contain('arch-1:t_archive');
     });
 
-    it('asks for no admission when every call was refused', async () => {
-      const p = b.principal({}, { allow: ['eth_*'] });
+    it('admits no call when every call was refused, yet charges the request as invalid', async () => {
+      const p = b.principal({ rate: 1, burst: 1 }, { allow: ['eth_*'] });
       const run = await b.run(p, item('1', 't_plain'));
       expect(refusal(run.results[0]).code).to.equal('FORBIDDEN');
-      expect(run.admission).to.equal(undefined);
+      expect(run.admission).to.include({ allowed: true });
       expect(b.admits).to.deep.equal([]);
       expect(run.trace.outcome).to.equal('forbidden');
+      // The charge took the key's one token: the next such request meets the rate.
+      const again = await b.run(p, item('2', 't_plain'));
+      expect(refusal(again.results[0]).code).to.equal('RATE_LIMITED');
+      expect(again.trace.outcome).to.equal('rate_limited');
+      const [row] = await b.limiter.usage(p.record.id);
+      expect(row).to.include({ calls: 0, limited: 1, invalid: 1 });
     });
   });
 

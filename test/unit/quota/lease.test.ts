@@ -97,6 +97,10 @@ class Shared implements Limiter, LeaseSource {
     return { allowed: true, headers: undefined };
   }
   charge(): void {}
+  /** Not leased: the leased limiter passes a charge through untouched. */
+  chargeRefused(): Admission {
+    return { allowed: true, headers: undefined };
+  }
   countErrors(): void {}
   countLimited(): void {}
   usage(): Promise<UsageRow[]> {
