@@ -5,34 +5,16 @@
 // exact and its rate within 5% across two instances. Time is a clock the tests move.
 
 import { expect } from 'chai';
-import type { AccountLimits, TierConfig } from '../../../src/config/types.js';
+import type { TierConfig } from '../../../src/config/types.js';
 import type { Admission, Payer } from '../../../src/quota/admission.js';
 import { LeasedLimiter } from '../../../src/quota/lease.js';
 import { MemoryLimiter, type Limiter } from '../../../src/quota/limiter.js';
 import { RedisLimiter } from '../../../src/quota/redis-limiter.js';
 import { RedisConnection } from '../../../src/store/redis-connection.js';
 import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../../support/redis.js';
+import { tierConfig } from '../../support/tiers.js';
 
-const UNLIMITED: AccountLimits = { rate: Infinity, burst: Infinity, daily: Infinity, monthly: Infinity };
-
-function tier(over: Partial<TierConfig>, account: Partial<AccountLimits> = {}): TierConfig {
-  return {
-    name: 'free',
-    rate: Infinity,
-    burst: Infinity,
-    daily: Infinity,
-    monthly: Infinity,
-    maxBatch: 100,
-    archive: false,
-    wsConnections: 1,
-    wsSubscriptions: 10,
-    cacheHitsFree: false,
-    nodeCalls: 16,
-    chargeFanout: false,
-    ...over,
-    account: { ...UNLIMITED, ...account },
-  };
-}
+const tier = tierConfig;
 
 const key = (account: string, i = 0): Payer => ({ id: `key_${account}${i}`, account });
 const keysOf = (account: string, n: number): Payer[] => Array.from({ length: n }, (_, i) => key(account, i));

@@ -7,36 +7,18 @@
 import { expect } from 'chai';
 import { Channel } from '../../../src/cluster/channel.js';
 import { IpcLimiter, serveLimits } from '../../../src/cluster/shared-limits.js';
-import type { AccountLimits, TierConfig } from '../../../src/config/types.js';
 import type { Payer } from '../../../src/quota/admission.js';
 import { LeasedLimiter } from '../../../src/quota/lease.js';
 import { MemoryLimiter, type Limiter } from '../../../src/quota/limiter.js';
 import { RedisLimiter } from '../../../src/quota/redis-limiter.js';
 import { RedisConnection } from '../../../src/store/redis-connection.js';
 import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../../support/redis.js';
+import { tierConfig } from '../../support/tiers.js';
 
-const UNLIMITED: AccountLimits = { rate: Infinity, burst: Infinity, daily: Infinity, monthly: Infinity };
 const START = Date.UTC(2026, 2, 10, 12, 0, 0);
 const DAY = '2026-03-10';
 
-function tier(over: Partial<TierConfig>, account: Partial<AccountLimits> = {}): TierConfig {
-  return {
-    name: 'free',
-    rate: Infinity,
-    burst: Infinity,
-    daily: Infinity,
-    monthly: Infinity,
-    maxBatch: 100,
-    archive: false,
-    wsConnections: 1,
-    wsSubscriptions: 10,
-    cacheHitsFree: false,
-    nodeCalls: 16,
-    chargeFanout: false,
-    ...over,
-    account: { ...UNLIMITED, ...account },
-  };
-}
+const tier = tierConfig;
 
 interface Subject {
   readonly limiter: Limiter;
