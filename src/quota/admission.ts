@@ -106,6 +106,10 @@ export function owe(tat: number, now: number, rate: number, burst: number, cost:
 export class Admitter {
   private readonly tats = new Map<string, number>();
   private lastSweep = 0;
+  // What the last rates() admitting decided, read at once by its caller.
+  private rate: RateState | undefined;
+  private keyTat: number | undefined;
+  private accountTat: number | undefined;
 
   constructor(
     private readonly counts: PeriodCounts,
@@ -117,23 +121,9 @@ export class Admitter {
     this.sweep(now);
     const a = tier.account;
     const bucket = limitsAccounts(a) ? accountBucket(payer.account, tier) : undefined;
-    // Rates: both decided before either is charged.
-    let rate: RateState | undefined;
-    let keyTat: number | undefined;
-    let accountTat: number | undefined;
-    if (tier.rate !== Infinity) {
-      const { decision, tat } = gcra(this.tats.get(payer.id) ?? 0, now, tier.rate, tier.burst, cost);
-      rate = { remaining: decision.remaining, resetMs: decision.resetMs, limit: tier.burst };
-      if (!decision.allowed) return this.refused(payer, chain, now, cost, rateRefusal(rate, decision.retryAfterMs));
-      keyTat = tat;
-    }
-    if (bucket !== undefined && a.rate !== Infinity) {
-      const { decision, tat } = gcra(this.tats.get(bucket) ?? 0, now, a.rate, a.burst, cost);
-      const mine = { remaining: decision.remaining, resetMs: decision.resetMs, limit: a.burst };
-      if (!decision.allowed) return this.refused(payer, chain, now, cost, rateRefusal(mine, decision.retryAfterMs));
-      if (rate === undefined || mine.remaining < rate.remaining) rate = mine;
-      accountTat = tat;
-    }
+    const limited = this.rates(payer, tier, bucket, now, cost, chain, cost);
+    if (limited !== undefined) return limited;
+    const { rate, keyTat, accountTat } = this;
     // Quotas: the key's, then the account's.
     const keyDay = this.counts.dayCalls(payer.id, now) + cost;
     const accountDay = bucket === undefined ? 0 : this.counts.dayCalls(bucket, now) + cost;
@@ -179,24 +169,10 @@ export class Admitter {
   chargeRefused(payer: Payer, tier: TierConfig, cost: number, chain: string, as: RefusedAs): Admission {
     const now = this.now();
     this.sweep(now);
-    const a = tier.account;
-    const bucket = limitsAccounts(a) ? accountBucket(payer.account, tier) : undefined;
-    let rate: RateState | undefined;
-    let keyTat: number | undefined;
-    let accountTat: number | undefined;
-    if (tier.rate !== Infinity) {
-      const { decision, tat } = gcra(this.tats.get(payer.id) ?? 0, now, tier.rate, tier.burst, cost);
-      rate = { remaining: decision.remaining, resetMs: decision.resetMs, limit: tier.burst };
-      if (!decision.allowed) return this.refused(payer, chain, now, 1, rateRefusal(rate, decision.retryAfterMs));
-      keyTat = tat;
-    }
-    if (bucket !== undefined && a.rate !== Infinity) {
-      const { decision, tat } = gcra(this.tats.get(bucket) ?? 0, now, a.rate, a.burst, cost);
-      const mine = { remaining: decision.remaining, resetMs: decision.resetMs, limit: a.burst };
-      if (!decision.allowed) return this.refused(payer, chain, now, 1, rateRefusal(mine, decision.retryAfterMs));
-      if (rate === undefined || mine.remaining < rate.remaining) rate = mine;
-      accountTat = tat;
-    }
+    const bucket = limitsAccounts(tier.account) ? accountBucket(payer.account, tier) : undefined;
+    const limited = this.rates(payer, tier, bucket, now, cost, chain, 1);
+    if (limited !== undefined) return limited;
+    const { rate, keyTat, accountTat } = this;
     if (keyTat !== undefined) this.tats.set(payer.id, keyTat);
     if (accountTat !== undefined && bucket !== undefined) this.tats.set(bucket, accountTat);
     this.counts.add(payer.id, chain, now, 0, 0, as === 'limited' ? 1 : 0, as === 'invalid' ? 1 : 0);
@@ -206,6 +182,40 @@ export class Admitter {
   /** Take a rate state as known elsewhere (a Redis limiter's last answer), for when this admitter stands in. */
   seedRate(id: string, tat: number): void {
     if (tat > 0) this.tats.set(id, tat);
+  }
+
+  /**
+   * The key's and the account's rates, both decided before either is charged: the refusal
+   * (counted as `refusedCount` limited), or undefined with the states to keep in `rate`,
+   * `keyTat` and `accountTat` (fields, not a returned object: admission is on every call).
+   */
+  private rates(
+    payer: Payer,
+    tier: TierConfig,
+    bucket: string | undefined,
+    now: number,
+    cost: number,
+    chain: string,
+    refusedCount: number,
+  ): Admission | undefined {
+    const a = tier.account;
+    this.rate = undefined;
+    this.keyTat = undefined;
+    this.accountTat = undefined;
+    if (tier.rate !== Infinity) {
+      const { decision, tat } = gcra(this.tats.get(payer.id) ?? 0, now, tier.rate, tier.burst, cost);
+      this.rate = { remaining: decision.remaining, resetMs: decision.resetMs, limit: tier.burst };
+      if (!decision.allowed) return this.refused(payer, chain, now, refusedCount, rateRefusal(this.rate, decision.retryAfterMs));
+      this.keyTat = tat;
+    }
+    if (bucket !== undefined && a.rate !== Infinity) {
+      const { decision, tat } = gcra(this.tats.get(bucket) ?? 0, now, a.rate, a.burst, cost);
+      const mine = { remaining: decision.remaining, resetMs: decision.resetMs, limit: a.burst };
+      if (!decision.allowed) return this.refused(payer, chain, now, refusedCount, rateRefusal(mine, decision.retryAfterMs));
+      if (this.rate === undefined || mine.remaining < this.rate.remaining) this.rate = mine;
+      this.accountTat = tat;
+    }
+    return undefined;
   }
 
   private refused(payer: Payer, chain: string, now: number, cost: number, refusal: Admission): Admission {
