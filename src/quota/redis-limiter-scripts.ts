@@ -36,6 +36,23 @@ const GCRA = `local function gcra(tat, rate, burst)
 end
 `;
 
+// Calls counted once admitted or charged: the key's and (with one) the account's day and
+// month counters, and the key's usage; kd, km, ad, am as they stand after. KEYS and ARGV as ADMIT's.
+const COUNT_CALLS = `kd = redis.call('INCRBY', KEYS[2], cost)
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+km = redis.call('INCRBY', KEYS[3], cost)
+redis.call('PEXPIRE', KEYS[3], ARGV[6])
+if account then
+  ad = redis.call('INCRBY', KEYS[7], cost)
+  redis.call('PEXPIRE', KEYS[7], ARGV[5])
+  am = redis.call('INCRBY', KEYS[8], cost)
+  redis.call('PEXPIRE', KEYS[8], ARGV[6])
+end
+redis.call('HINCRBY', KEYS[4], chain .. ':calls', cost)
+redis.call('PEXPIRE', KEYS[4], usageTtl)
+redis.call('SADD', KEYS[5], day)
+`;
+
 /**
  * KEYS: key tat, key day counter, key month counter, key usage hash (day), key usage
  * day set, account tat, account day counter, account month counter.
@@ -79,24 +96,11 @@ if kNew then
   kTat = kNew
   redis.call('SET', KEYS[1], string.format('%.3f', kNew), 'PX', math.ceil(kNew - now) + 1000)
 end
-kd = redis.call('INCRBY', KEYS[2], cost)
-redis.call('PEXPIRE', KEYS[2], ARGV[5])
-km = redis.call('INCRBY', KEYS[3], cost)
-redis.call('PEXPIRE', KEYS[3], ARGV[6])
-if account then
-  if aNew then
-    aTat = aNew
-    redis.call('SET', KEYS[6], string.format('%.3f', aNew), 'PX', math.ceil(aNew - now) + 1000)
-  end
-  ad = redis.call('INCRBY', KEYS[7], cost)
-  redis.call('PEXPIRE', KEYS[7], ARGV[5])
-  am = redis.call('INCRBY', KEYS[8], cost)
-  redis.call('PEXPIRE', KEYS[8], ARGV[6])
+if account and aNew then
+  aTat = aNew
+  redis.call('SET', KEYS[6], string.format('%.3f', aNew), 'PX', math.ceil(aNew - now) + 1000)
 end
-redis.call('HINCRBY', KEYS[4], chain .. ':calls', cost)
-redis.call('PEXPIRE', KEYS[4], usageTtl)
-redis.call('SADD', KEYS[5], day)
-return state(1, '', who, remaining, 0, resetMs)
+${COUNT_CALLS}return state(1, '', who, remaining, 0, resetMs)
 `;
 
 /**
@@ -119,21 +123,8 @@ ${READ_STATE}local function owe(key, tat, rate, burst)
   return nxt
 end
 if kRate >= 0 then kTat = owe(KEYS[1], kTat, kRate, kBurst) end
-kd = redis.call('INCRBY', KEYS[2], cost)
-redis.call('PEXPIRE', KEYS[2], ARGV[5])
-km = redis.call('INCRBY', KEYS[3], cost)
-redis.call('PEXPIRE', KEYS[3], ARGV[6])
-if account then
-  if aRate >= 0 then aTat = owe(KEYS[6], aTat, aRate, aBurst) end
-  ad = redis.call('INCRBY', KEYS[7], cost)
-  redis.call('PEXPIRE', KEYS[7], ARGV[5])
-  am = redis.call('INCRBY', KEYS[8], cost)
-  redis.call('PEXPIRE', KEYS[8], ARGV[6])
-end
-redis.call('HINCRBY', KEYS[4], chain .. ':calls', cost)
-redis.call('PEXPIRE', KEYS[4], usageTtl)
-redis.call('SADD', KEYS[5], day)
-return {kd, km, ad, am, string.format('%.3f', kTat), string.format('%.3f', aTat)}
+if account and aRate >= 0 then aTat = owe(KEYS[6], aTat, aRate, aBurst) end
+${COUNT_CALLS}return {kd, km, ad, am, string.format('%.3f', kTat), string.format('%.3f', aTat)}
 `;
 
 /** KEYS: the bucket's tat. ARGV: now, interval ms, tolerance ms. Returns 0 admitted, else ms to wait. */
