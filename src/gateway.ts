@@ -513,7 +513,9 @@ export class Gateway {
     const token = adminTokenChange(this.config.admin.token, next.admin.token);
     this.config = next;
     // An operator rotating a leaked token must see that it took: never the token, nor anything derived from it.
-    if (token !== undefined) this.logger.warn('admin token changed', { event: 'audit', action: 'admin_token', change: token });
+    // Said once, by the process serving the admin API (a cluster's workers serve none).
+    if (token !== undefined && this.adminUrl !== '')
+      this.logger.warn('admin token changed', { event: 'audit', action: 'admin_token', change: token });
     this.proxies = new TrustedProxies(next.server.trustedProxies);
     this.logger.level = next.log.level;
     const traffic = this.servers[0];

@@ -8,6 +8,19 @@ import { memberRaw, withParams, type JsonRpcCall, type SplitPolicy } from 'noder
 
 // Go nodes read a "0X" prefix as hex too. At most 2^52: heights stay exact JS numbers.
 export const HEX = /^0[xX][0-9a-fA-F]{1,13}$/;
+// A block number as some node reads a client's: hex with leading zeros (Reth), decimal
+// digits (erigon); 66 characters are a block hash to geth, never a number.
+const CLIENT_HEX = /^0[xX]0*[0-9a-fA-F]{1,13}$/;
+const CLIENT_DECIMAL = /^0*[0-9]{1,15}$/;
+export const BLOCK_HASH = /^0[xX][0-9a-fA-F]{64}$/;
+
+/** The height a client's block number means to any node that executes it, or undefined when it is no number. */
+export function blockNumberOf(v: unknown): number | undefined {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? v : undefined;
+  if (typeof v !== 'string' || v.length === 66) return undefined;
+  if (CLIENT_HEX.test(v)) return parseInt(v, 16);
+  return CLIENT_DECIMAL.test(v) ? parseInt(v, 10) : undefined;
+}
 
 /**
  * A node refusing a getLogs call as too big (geth, erigon, reth, Alchemy, Infura,
@@ -28,7 +41,7 @@ export function rangeOf(f: LogFilter, head: number | undefined): { from: number;
   const at = (v: unknown): number | undefined => {
     if (v === undefined || v === 'latest' || v === 'safe' || v === 'finalized' || v === 'pending') return head;
     if (v === 'earliest') return 0;
-    return typeof v === 'string' && HEX.test(v) ? parseInt(v, 16) : undefined;
+    return blockNumberOf(v);
   };
   const from = at(f.fromBlock);
   const to = at(f.toBlock);

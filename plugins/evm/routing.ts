@@ -25,11 +25,10 @@ import {
   type Routing,
   type TargetReader,
 } from 'noderouter/plugin';
-import { HEX, rangeOf, type LogFilter } from './logs.js';
+import { BLOCK_HASH, blockNumberOf, HEX, rangeOf, type LogFilter } from './logs.js';
 import { BLOCK_PARAM, EXTRA_NAMESPACES, KEYSTORE, KNOWN, NODE_ADMIN, type Kind } from './methods.js';
 import { EXTRA_TARGETS, TARGETS } from './targets.js';
 
-const BLOCK_HASH = /^0x[0-9a-fA-F]{64}$/; // getBlockReceipts takes a number or a hash
 /** getLogs costs its base cost per this many blocks of range. */
 const LOG_BLOCKS_PER_COST = 1000;
 
@@ -55,26 +54,32 @@ const NOT_SERVED: Routing = Object.freeze({
   refuse: 'Node administration methods are not served on this endpoint',
 });
 
-/** Where a block parameter points. Numbers carry their height; the rest are shared constants. */
-type BlockRef = 'latest' | 'tagged' | 'pending' | 'earliest' | 'hash' | number;
+/**
+ * Where a block parameter points. Numbers carry their height; the rest are shared
+ * constants. `unread`: nothing the gateway can place (no node we know executes it the
+ * same way, or none at all): routed like a hash, never taken as held by full nodes.
+ */
+type BlockRef = 'latest' | 'tagged' | 'pending' | 'earliest' | 'hash' | 'unread' | number;
 
 function blockRef(v: unknown): BlockRef {
+  // An absent block parameter means "latest".
+  if (v === undefined) return 'latest';
   if (typeof v === 'string') {
     if (v === 'latest') return 'latest';
     if (v === 'pending') return 'pending';
     if (v === 'earliest') return 'earliest';
-    if (HEX.test(v)) return parseInt(v, 16);
-    // safe, finalized: full nodes hold them; anything unreadable is the node's to refuse.
-    return BLOCK_HASH.test(v) ? 'hash' : 'tagged';
+    if (v === 'safe' || v === 'finalized') return 'tagged';
+    if (BLOCK_HASH.test(v)) return 'hash';
   }
-  if (v !== null && typeof v === 'object') {
+  const n = blockNumberOf(v);
+  if (n !== undefined) return n;
+  if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
     // EIP-1898: {blockHash} cannot be placed; {blockNumber} is read like a number.
     const o = v as { blockNumber?: unknown; blockHash?: unknown };
     if (o.blockHash !== undefined) return 'hash';
     if (o.blockNumber !== undefined) return blockRef(o.blockNumber);
   }
-  // An absent block parameter means "latest".
-  return v === undefined ? 'latest' : 'tagged';
+  return 'unread';
 }
 
 const hex = (n: number): string => `0x${n.toString(16)}`;
@@ -217,6 +222,7 @@ export function evmRouting(o: RoutingOptions): (call: Call<undefined>, view: Poo
     if (ref === 'latest') return { archive, fullHolds, cost, label, cacheTtlMs: blockTimeMs, hedge: true, latest: pin ?? HELD, targets };
     if (ref === 'tagged') return { archive, fullHolds, cost, label, cacheTtlMs: blockTimeMs, hedge: true, latest: HELD, targets };
     if (ref === 'hash' || ref === 'earliest') return { archive, fullHolds, cost, label, cacheTtlMs: FINAL_TTL_MS, hedge: true, targets };
+    if (ref === 'unread') return { archive, fullHolds, cost, label, hedge: true, targets };
     if (head === undefined || ref > head) return { archive, fullHolds, cost, label, hedge: true, targets };
     const cacheTtlMs = ref <= head - finalityDepth ? FINAL_TTL_MS : blockTimeMs;
     return { archive, fullHolds, cost, label, cacheTtlMs, cacheHeight: ref, hedge: true, targets };

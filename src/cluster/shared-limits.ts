@@ -57,10 +57,6 @@ export class IpcLimiter implements Limiter {
     this.primary.note('limits.errors', [keyId, chain, errors] satisfies CountBody);
   }
 
-  countLimited(keyId: string, chain: string, refused: number): void {
-    this.primary.note('limits.limited', [keyId, chain, refused] satisfies CountBody);
-  }
-
   usage(keyId: string, since?: string): Promise<UsageRow[]> {
     return this.primary.request<UsageRow[]>('limits.usage', [keyId, since ?? '']);
   }
@@ -134,10 +130,6 @@ export function serveLimits(worker: Channel, limiter: Limiter, slots: WorkerSlot
   worker.handle('limits.errors', (body) => {
     const [keyId, chain, n] = body as CountBody;
     limiter.countErrors(keyId, chain, n);
-  });
-  worker.handle('limits.limited', (body) => {
-    const [keyId, chain, n] = body as CountBody;
-    limiter.countLimited(keyId, chain, n);
   });
   worker.handle('limits.usage', (body) => {
     const [keyId, since] = body as [string, string];

@@ -314,10 +314,6 @@ export class LeasedLimiter implements Limiter {
     this.shared.countErrors(keyId, chain, errors);
   }
 
-  countLimited(keyId: string, chain: string, refused: number): void {
-    this.shared.countLimited(keyId, chain, refused);
-  }
-
   /** Usage as the shared store has it: calls spent from a lease arrive when the lease ends. */
   usage(keyId: string, since?: string): Promise<UsageRow[]> {
     return this.shared.usage(keyId, since);

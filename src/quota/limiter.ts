@@ -19,8 +19,6 @@ export interface Limiter {
    */
   charge(payer: Payer, tier: TierConfig, cost: number, chain: string): void;
   countErrors(keyId: string, chain: string, errors: number): void;
-  /** Requests refused whole by a tier limit outside admission (a batch over the cap): counted as limited. */
-  countLimited(keyId: string, chain: string, refused: number): void;
   /**
    * A request that became no call, charged `cost` against the key's and the account's
    * rate (no quota) and counted once as `as`; a rate refusal is counted as limited.
@@ -90,10 +88,6 @@ export class MemoryLimiter implements Limiter {
 
   countErrors(keyId: string, chain: string, errors: number): void {
     this.book.add(keyId, chain, this.now(), 0, errors, 0);
-  }
-
-  countLimited(keyId: string, chain: string, refused: number): void {
-    this.book.add(keyId, chain, this.now(), 0, 0, refused);
   }
 
   usage(keyId: string, since = ''): Promise<UsageRow[]> {

@@ -9,9 +9,12 @@ import { CLOCK_STEP_MS } from './gcra.js';
  * and month's counts, then its account's when the tier limits accounts (ARGV parsed
  * before this into kRate … aMonthly).
  */
+// How long a key's usage of a day is kept (ms): longer than any history a console reads.
+const USAGE_TTL = `local usageTtl = 400 * 86400000
+`;
+
 const READ_STATE = `local account = aRate >= 0 or aDaily >= 0 or aMonthly >= 0
-local usageTtl = 400 * 86400000
-local kTat = tonumber(redis.call('GET', KEYS[1]) or '0')
+${USAGE_TTL}local kTat = tonumber(redis.call('GET', KEYS[1]) or '0')
 local kd = tonumber(redis.call('GET', KEYS[2]) or '0')
 local km = tonumber(redis.call('GET', KEYS[3]) or '0')
 local aTat, ad, am = 0, 0, 0
@@ -278,13 +281,14 @@ return state(grant, '', who, remaining, 0, resetMs)
  */
 export const CHARGE_REFUSED = `
 local now, cost, chain, day, field = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
+${USAGE_TTL}
 local kRate, kBurst, aRate, aBurst = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local kTat = tonumber(redis.call('GET', KEYS[1]) or '0')
 local aTat = 0
 if aRate >= 0 then aTat = tonumber(redis.call('GET', KEYS[4]) or '0') end
 ${GCRA}local function counted(what)
   redis.call('HINCRBY', KEYS[2], chain .. ':' .. what, 1)
-  redis.call('PEXPIRE', KEYS[2], 400 * 86400000)
+  redis.call('PEXPIRE', KEYS[2], usageTtl)
   redis.call('SADD', KEYS[3], day)
 end
 local who, remaining, resetMs = 0, -1, 0

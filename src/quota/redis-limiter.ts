@@ -301,11 +301,7 @@ export class RedisLimiter implements Limiter, LeaseSource {
     this.count(keyId, chain, 'errors', errors);
   }
 
-  countLimited(keyId: string, chain: string, refused: number): void {
-    this.count(keyId, chain, 'limited', refused);
-  }
-
-  private count(keyId: string, chain: string, what: 'errors' | 'limited', n: number): void {
+  private count(keyId: string, chain: string, what: 'errors', n: number): void {
     const day = this.day.of(this.now());
     // Best effort: a count lost while Redis is away is not worth a queue.
     this.redis.hincrby(this.k('u', keyId, day), `${chain}:${what}`, n).catch(() => undefined);

@@ -9,6 +9,7 @@
 import { expect } from 'chai';
 import type { ChainRuntime } from '../../src/chain-runtime.js';
 import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
+import { RpcSocket, wsUrl } from '../support/ws-client.js';
 
 const ADDR = '0x00000000000000000000000000000000000000aa';
 
@@ -141,6 +142,34 @@ describe('archive state only for archive access (issue 27.1)', function () {
       const repeat = await call('/l1', 'eth_getTransactionCount', params, paid.value);
       expect(repeat.headers.get('x-cache')).to.not.equal('HIT');
       expect(repeat.json.result).to.equal(archiveTruth);
+    });
+
+    it('with both full nodes down, no spelling of an old block takes a free key to the archive node, over HTTP or WebSocket', async () => {
+      const old = head() - 223;
+      const blockHash = await hashAt('a-archive-1', old);
+      // Each a block some node executes as old state: a hash with geth's "0X" prefix, a
+      // number with Reth's leading zeros, erigon's decimal string and JSON number, or a
+      // value no node places (null, an object without either member).
+      const spellings: unknown[] = [`0X${blockHash.slice(2)}`, `0x${old.toString(16).padStart(16, '0')}`, String(old), old, null, {}];
+      for (const n of ['a-full-1', 'a-full-2']) await stack.devnet.node(n).setFaults({ down: true });
+      await rotation('l1', ['a-full-1', 'a-full-2'], false);
+      stack.devnet.node('a-archive-1').clearReceived();
+      const free = await stack.createKey('free');
+      const socket = await RpcSocket.open(`${wsUrl(stack.gateway.url)}/l1`, { headers: { apikey: free.value } });
+      try {
+        for (const [i, at] of spellings.entries()) {
+          const addr = `0x${(0xa0 + i).toString(16).padStart(40, '0')}`;
+          const http = await call('/l1', 'eth_getBalance', [addr, at], free.value);
+          expect(http.json.result, JSON.stringify(at)).to.equal(undefined);
+          expect([403, 503], JSON.stringify(at)).to.include(http.status);
+          const ws = await socket.call('eth_getBalance', [addr, at]);
+          expect(ws.result, JSON.stringify(at)).to.equal(undefined);
+          expect([-32004, -32603], JSON.stringify(at)).to.include(ws.error?.code);
+          expect(received('a-archive-1', addr.slice(2)), JSON.stringify(at)).to.equal(0);
+        }
+      } finally {
+        await socket.close();
+      }
     });
 
     it('with one full node down and the other slow, the hedge of a free key’s read by hash never goes to the archive node', async () => {

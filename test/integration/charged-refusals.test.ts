@@ -13,7 +13,7 @@ import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -303,7 +303,9 @@ for (const store of ['memory', 'redis'] as const) {
 }
 
 /** `noderouter serve` with two workers (the real binary): what it prints once both are up. */
-async function serveWorkers(config: string): Promise<{ url: string; admin: string; child: ChildProcess; exited: Promise<unknown> }> {
+async function serveWorkers(
+  config: string,
+): Promise<{ url: string; admin: string; child: ChildProcess; exited: Promise<unknown>; output: () => string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', 'src/bin.ts', 'serve', '--config', config], {
     cwd: fileURLToPath(new URL('../..', import.meta.url)),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -315,7 +317,7 @@ async function serveWorkers(config: string): Promise<{ url: string; admin: strin
   await until(() => /workers: 2 \(pids/.test(out) || child.exitCode !== null);
   const m = /serving (http:\/\/\S+) \(admin (http:\/\/\S+)\)/.exec(out);
   if (m === null) throw new Error(`serve did not start: ${out}`);
-  return { url: m[1] as string, admin: m[2] as string, child, exited };
+  return { url: m[1] as string, admin: m[2] as string, child, exited, output: () => out };
 }
 
 /** One POST on a connection of its own, so node:cluster hands the requests to both workers. */
@@ -341,12 +343,13 @@ describe('charged refusals and account caps across workers (server.workers: 2)',
   let served: Awaited<ReturnType<typeof serveWorkers>>;
   let flooder: { id: string; value: string };
   let socketKeys: string[];
+  let file: string;
 
   before(async () => {
     devnet = await startDevnet([{ network: 'l1', family: 'evm', name: 'cw-full-1', role: 'full' }], { blockTimeMs: 0, noControl: true });
     dir = await mkdtemp(join(tmpdir(), 'noderouter-charged-'));
     const storePath = join(dir, 'keys.json');
-    const file = join(dir, 'gateway.yaml');
+    file = join(dir, 'gateway.yaml');
     await writeFile(
       file,
       configYaml(
@@ -358,6 +361,8 @@ describe('charged refusals and account caps across workers (server.workers: 2)',
           adminToken: TOKEN,
           serverYaml: 'workers: 2',
           probeIntervalMs: 600_000,
+          // The reload test reads the log: what each process says, on stdout.
+          logYaml: '{ level: info }',
         },
       ),
     );
@@ -406,6 +411,21 @@ describe('charged refusals and account caps across workers (server.workers: 2)',
     await until(async () => (again = await RpcSocket.open(url, { headers: { apikey: k3 } }).catch(() => undefined)) !== undefined);
     expect((await (again as RpcSocket).call('eth_chainId')).result).to.equal('0x1');
     for (const s of [...opened.slice(1), again as RpcSocket]) await s.close();
+  });
+  // Last: it changes the admin token the tests above use.
+  it('applies a new admin token to /admin/* on reload, said once in the log (not by every worker) and never the token', async () => {
+    const NEW = 'test-admin-token-rotated-9876543210';
+    const before = served.output();
+    await writeFile(file, (await readFile(file, 'utf8')).replace(TOKEN, NEW));
+    served.child.kill('SIGHUP');
+    await until(() => /config reloaded/.test(served.output().slice(before.length)));
+    const admin = (token: string) => get(`${served.admin}/admin/keys/${flooder.id}/usage`, { authorization: `Bearer ${token}` });
+    await until(async () => (await admin(NEW)).status === 200);
+    expect((await admin(TOKEN)).status).to.equal(401);
+    const lines = served.output().slice(before.length);
+    expect(lines.match(/admin token changed/g)).to.have.length(1);
+    expect(lines).to.not.include(NEW);
+    expect(lines).to.not.include(TOKEN);
   });
 });
 

@@ -160,7 +160,6 @@ export async function bench(config: ChainConfig, plugin: ChainPlugin<undefined>)
       limiter.charge(payer, t, cost, chain);
     },
     countErrors: (keyId, chain, errors) => limiter.countErrors(keyId, chain, errors),
-    countLimited: (keyId, chain, refused) => limiter.countLimited(keyId, chain, refused),
     chargeRefused: (payer, t, cost, chain, as) => limiter.chargeRefused(payer, t, cost, chain, as),
     throttle: (bucket, perHour, burst) => limiter.throttle(bucket, perHour, burst),
     usage: (keyId, since) => limiter.usage(keyId, since),

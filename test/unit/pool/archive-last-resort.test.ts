@@ -44,6 +44,29 @@ describe('archive nodes as the last resort, by what full nodes hold', () => {
       expect(holds('eth_getFilterLogs', ['0x1'])).to.equal(false);
       expect(holds('eth_someNewMethod', [])).to.equal(false);
     });
+
+    it('reads an old block in every spelling some node executes, and holds nothing it cannot read', () => {
+      const h1 = h.classify(call('eth_getBalance', [ADDR, `0X${HASH.slice(2)}`]), view);
+      expect(h1.fullHolds).to.not.equal(true);
+      expect(h1.archive).to.equal(false);
+      // geth's "0X", Reth's leading zeros, erigon's decimal string and JSON number: all block 5, older than fullHistory.
+      for (const at of ['0X5', '0x0000000000000005', '0x00000000000000000005', '5', 5, { blockNumber: '0x0000000000000005' }]) {
+        const r = h.classify(call('eth_getBalance', [ADDR, at]), view);
+        expect(r.archive, JSON.stringify(at)).to.equal(true);
+        expect(r.fullHolds, JSON.stringify(at)).to.equal(false);
+      }
+      // A value no node places, or one only some would: never held, never cached.
+      for (const at of [null, {}, [], 'Latest', '0xzz', -1, 1.5]) {
+        const r = h.classify(call('eth_getBalance', [ADDR, at]), view);
+        expect(r.fullHolds, JSON.stringify(at)).to.not.equal(true);
+        expect(r.cacheTtlMs, JSON.stringify(at)).to.equal(undefined);
+      }
+      // A getLogs range from a padded number is charged for its span like the plain one.
+      const padded = h.classify(call('eth_getLogs', [{ fromBlock: '0x0000000000000001', toBlock: 'latest' }]), view);
+      const plain = h.classify(call('eth_getLogs', [{ fromBlock: '0x1', toBlock: 'latest' }]), view);
+      expect(padded.cost).to.equal(plain.cost);
+      expect(padded.archive).to.equal(true);
+    });
   });
 
   describe('NodePool.select', () => {

@@ -102,7 +102,6 @@ class Shared implements Limiter, LeaseSource {
     return { allowed: true, headers: undefined };
   }
   countErrors(): void {}
-  countLimited(): void {}
   usage(): Promise<UsageRow[]> {
     return Promise.resolve([]);
   }
