@@ -1,14 +1,17 @@
 // A small argument reader for the CLI: `--name value`, `--name=value` and bare
 // flags; unknown options are errors, never ignored.
 
+import { ControlError } from './control-errors.js';
+
 export interface ParsedArgs {
   readonly positional: string[];
   readonly options: Map<string, string | true>;
 }
 
-export class UsageError extends Error {
+/** A command line the CLI does not take: said with the help text. */
+export class UsageError extends ControlError {
   constructor(message: string) {
-    super(message);
+    super('INVALID_INPUT', message);
     this.name = 'UsageError';
   }
 }

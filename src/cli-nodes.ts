@@ -5,17 +5,7 @@
 
 import { UsageError, option, type ParsedArgs } from './cli-args.js';
 import type { GatewayConfig } from './config/types.js';
-
-/** The admin API refused, or could not be reached; `code` is the exit code (2: the caller's mistake). */
-export class AdminApiError extends Error {
-  constructor(
-    message: string,
-    readonly code: 1 | 2,
-  ) {
-    super(message);
-    this.name = 'AdminApiError';
-  }
-}
+import { ControlError, isControlCode } from './control-errors.js';
 
 interface NodeRow {
   readonly chain: string;
@@ -47,7 +37,7 @@ async function call(base: string, token: string, method: 'GET' | 'POST', path: s
       signal: AbortSignal.timeout(10_000),
     });
   } catch {
-    throw new AdminApiError(`cannot reach the admin API at ${base}: is the gateway running? (--admin URL names another)`, 1);
+    throw new ControlError('UNAVAILABLE', `cannot reach the admin API at ${base}: is the gateway running? (--admin URL names another)`);
   }
   const text = await res.text();
   let json: { error?: { code?: string; message?: string } } = {};
@@ -58,7 +48,9 @@ async function call(base: string, token: string, method: 'GET' | 'POST', path: s
   }
   if (res.ok) return json;
   const message = json.error?.message ?? `HTTP ${res.status}`;
-  throw new AdminApiError(`the admin API refused: ${message}`, res.status === 503 || res.status >= 500 ? 1 : 2);
+  // The API's own code when it is the catalogue's, so the exit code is the one the catalogue gives it.
+  const code = isControlCode(json.error?.code) ? json.error.code : res.status >= 500 ? 'UNAVAILABLE' : 'INVALID_INPUT';
+  throw new ControlError(code, `the admin API refused: ${message}`);
 }
 
 function row(r: NodeRow): string {

@@ -7,13 +7,13 @@ import cluster from 'node:cluster';
 import { existsSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { readFile } from 'node:fs/promises';
-import { AccountInputError } from './accounts/account-service.js';
-import { AccountExistsError, AccountNotFoundError, accountState, type AccountRecord } from './accounts/account-store.js';
-import { KeyInputError, KeyNotFoundError, type KeyRecord } from './auth/key-store.js';
+import { accountState, type AccountRecord } from './accounts/account-store.js';
+import { KeyNotFoundError, type KeyRecord } from './auth/key-store.js';
 import { mergeRestrictions, RESTRICTION_FIELDS } from './auth/restrictions.js';
 import { UsageError, option, parseArgs, type ParsedArgs } from './cli-args.js';
-import { AdminApiError, nodesCommand } from './cli-nodes.js';
+import { nodesCommand } from './cli-nodes.js';
 import { ConfigError, loadConfig } from './config/load.js';
+import { ControlError } from './control-errors.js';
 import { describeDuration, parseDuration } from './config/duration.js';
 import { REDACTED, redactUrl } from './config/redact.js';
 import type { GatewayConfig } from './config/types.js';
@@ -562,21 +562,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stderr.write(`${err.message}\n`);
       return 1;
     }
-    if (err instanceof AdminApiError) {
-      process.stderr.write(`noderouter: ${err.message}\n`);
-      return err.code;
-    }
-    if (
-      err instanceof UsageError ||
-      err instanceof KeyInputError ||
-      err instanceof KeyNotFoundError ||
-      err instanceof AccountInputError ||
-      err instanceof AccountNotFoundError ||
-      err instanceof AccountExistsError
-    ) {
+    // Every refusal of the control plane, by its catalogue code's exit (2: the caller's mistake).
+    if (err instanceof ControlError) {
       process.stderr.write(`noderouter: ${err.message}\n`);
       if (err instanceof UsageError) process.stderr.write(`\n${HELP}`);
-      return 2;
+      return err.exit;
     }
     throw err;
   }

@@ -5,6 +5,7 @@
 // instance sharing a Redis store applies a change as it is announced (and re-reads
 // them all now and then, in case an announcement was lost).
 
+import { ControlError } from './control-errors.js';
 import type { ChainRuntime } from './chain-runtime.js';
 import type { Logger } from './log.js';
 import type { HoldStore, NodeHoldRecord } from './store/hold-store.js';
@@ -12,12 +13,9 @@ import type { HoldStore, NodeHoldRecord } from './store/hold-store.js';
 export type HoldAction = 'cordon' | 'drain' | 'uncordon';
 
 /** A refused change: no such node, a bad reason, or a store that did not take it (nothing changed). */
-export class HoldError extends Error {
-  constructor(
-    readonly code: 'NODE_NOT_FOUND' | 'INVALID_INPUT' | 'STORE_UNAVAILABLE',
-    message: string,
-  ) {
-    super(message);
+export class HoldError extends ControlError {
+  constructor(code: 'NODE_NOT_FOUND' | 'INVALID_INPUT' | 'STORE_UNAVAILABLE', message: string) {
+    super(code, message, code === 'STORE_UNAVAILABLE' ? { retryAfter: 1 } : {});
     this.name = 'HoldError';
   }
 }

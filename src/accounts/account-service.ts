@@ -3,6 +3,7 @@
 // enable and delete; one-time sign-in tokens; account and operator sessions. Only
 // SHA-256 digests of tokens and session ids reach the store. HTTP lives elsewhere.
 
+import { ControlError } from '../control-errors.js';
 import { generateId, hashKey } from '../auth/key-format.js';
 import type { AccountResolver } from '../auth/key-service.js';
 import { KeyInputError } from '../auth/key-store.js';
@@ -19,9 +20,9 @@ import {
   type SessionRecord,
 } from './account-store.js';
 
-export class AccountInputError extends Error {
+export class AccountInputError extends ControlError {
   constructor(message: string) {
-    super(message);
+    super('INVALID_INPUT', message);
     this.name = 'AccountInputError';
   }
 }

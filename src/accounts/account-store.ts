@@ -3,6 +3,8 @@
 // implement it; tokens and sessions are found by the SHA-256 of their secret, which
 // is never stored. Input checks live in account-service.ts, not here.
 
+import { ControlError } from '../control-errors.js';
+
 export type AccountState = 'active' | 'disabled' | 'deleted';
 
 export interface AccountRecord {
@@ -48,16 +50,16 @@ export interface SessionRecord {
   readonly expiresAt: string;
 }
 
-export class AccountExistsError extends Error {
+export class AccountExistsError extends ControlError {
   constructor(readonly accountName: string) {
-    super(`an account named "${accountName}" already exists (names are never reused): choose another name`);
+    super('ACCOUNT_EXISTS', `an account named "${accountName}" already exists (names are never reused): choose another name`);
     this.name = 'AccountExistsError';
   }
 }
 
-export class AccountNotFoundError extends Error {
+export class AccountNotFoundError extends ControlError {
   constructor(readonly ref: string) {
-    super(`no account with id or name "${ref}" (see: noderouter accounts list)`);
+    super('ACCOUNT_NOT_FOUND', `no account with id or name "${ref}" (see: noderouter accounts list)`);
     this.name = 'AccountNotFoundError';
   }
 }

@@ -4,6 +4,7 @@
 // the cache and the request path see only this interface. A record never holds a
 // key's value.
 
+import { ControlError } from '../control-errors.js';
 import { generateId, generateKey, hashKey, keyPrefix } from './key-format.js';
 import type { KeyRestrictions } from './restrictions.js';
 
@@ -192,24 +193,20 @@ export function matchOf(record: KeyRecord, hash: string): KeyMatch {
 }
 
 /** A key operation refused for its input or the key's state: the caller's mistake, never a 500. */
-export class KeyInputError extends Error {
-  constructor(
-    message: string,
-    /** The input field at fault (`origins`, `ips` …), so a form can show the message beside it. */
-    readonly field?: string,
-  ) {
-    super(message);
+export class KeyInputError extends ControlError {
+  /** `field`: the input field at fault (`origins`, `ips` …), so a form can show the message beside it. */
+  constructor(message: string, field?: string) {
+    super('INVALID_INPUT', message, { field });
     this.name = 'KeyInputError';
   }
 }
 
 /** Too many key changes for one account in too little time: the caller may try again in `retryAfter` seconds. */
-export class KeyChangesLimitedError extends Error {
-  constructor(
-    readonly retryAfter: number,
-    perHour: number,
-  ) {
-    super(`too many key changes for this account (at most ${perHour} an hour): try again in ${retryAfter} s`);
+export class KeyChangesLimitedError extends ControlError {
+  constructor(retryAfter: number, perHour: number) {
+    super('TOO_MANY_KEY_CHANGES', `too many key changes for this account (at most ${perHour} an hour): try again in ${retryAfter} s`, {
+      retryAfter,
+    });
     this.name = 'KeyChangesLimitedError';
   }
 }
@@ -222,9 +219,9 @@ export class KeyAmbiguousError extends KeyInputError {
   }
 }
 
-export class KeyNotFoundError extends Error {
+export class KeyNotFoundError extends ControlError {
   constructor(readonly ref: string) {
-    super(`no key with id or prefix "${ref}"`);
+    super('KEY_NOT_FOUND', `no key with id or prefix "${ref}"`);
     this.name = 'KeyNotFoundError';
   }
 }

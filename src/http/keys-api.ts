@@ -6,9 +6,8 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { KeyChangeGuard, KeyService } from '../auth/key-service.js';
-import { KeyChangesLimitedError, KeyInputError, KeyNotFoundError } from '../auth/key-store.js';
 import type { Limiter } from '../quota/limiter.js';
-import { jsonBody, problem } from './json-api.js';
+import { controlErrors, jsonBody, problem } from './json-api.js';
 import { keyView } from './key-view.js';
 
 export interface KeyApiDeps {
@@ -23,23 +22,12 @@ export function mountKeyApi(router: Router, deps: KeyApiDeps): void {
   const guard = async (ctx: Context, next: () => Promise<unknown>): Promise<void> => {
     if (!deps.authorized(ctx.get('authorization') || undefined)) {
       ctx.set('www-authenticate', 'Bearer');
-      return problem(ctx, 401, 'UNAUTHORIZED', 'Admin token required: Authorization: Bearer <token>');
+      return problem(ctx, 'UNAUTHORIZED', 'Admin token required: Authorization: Bearer <token>');
     }
-    try {
-      await next();
-    } catch (err) {
-      if (err instanceof KeyNotFoundError) return problem(ctx, 404, 'KEY_NOT_FOUND', err.message);
-      if (err instanceof KeyInputError) return problem(ctx, 400, 'INVALID_INPUT', err.message, err.field);
-      if (err instanceof KeyChangesLimitedError) {
-        ctx.set('retry-after', String(err.retryAfter));
-        return problem(ctx, 429, 'TOO_MANY_KEY_CHANGES', err.message);
-      }
-      if (err instanceof SyntaxError) return problem(ctx, 400, 'INVALID_JSON', 'body is not valid JSON');
-      throw err;
-    }
+    await next();
   };
 
-  router.use('/admin', guard);
+  router.use('/admin', controlErrors(), guard);
   router.get('/admin/keys', async (ctx) => {
     const account = typeof ctx.query.account === 'string' ? ctx.query.account : undefined;
     const list = await deps.keys.list(account === undefined ? {} : { account });
@@ -54,7 +42,7 @@ export function mountKeyApi(router: Router, deps: KeyApiDeps): void {
   });
   router.get('/admin/keys/:id', async (ctx) => {
     const record = await deps.keys.store.get(ctx.params.id as string);
-    if (record === undefined) return problem(ctx, 404, 'KEY_NOT_FOUND', `no key with id or prefix "${ctx.params.id}"`);
+    if (record === undefined) return problem(ctx, 'KEY_NOT_FOUND', `no key with id or prefix "${ctx.params.id}"`);
     ctx.body = { record: keyView(record) };
   });
   router.post('/admin/keys/:id/revoke', async (ctx) => {
@@ -73,7 +61,7 @@ export function mountKeyApi(router: Router, deps: KeyApiDeps): void {
   });
   router.get('/admin/keys/:id/usage', async (ctx) => {
     const record = await deps.keys.store.get(ctx.params.id as string);
-    if (record === undefined) return problem(ctx, 404, 'KEY_NOT_FOUND', `no key with id or prefix "${ctx.params.id}"`);
+    if (record === undefined) return problem(ctx, 'KEY_NOT_FOUND', `no key with id or prefix "${ctx.params.id}"`);
     const since = typeof ctx.query.since === 'string' ? ctx.query.since : '';
     ctx.body = { id: record.id, usage: await deps.limiter.usage(record.id, since) };
   });

@@ -5,11 +5,9 @@
 
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { KeyInputError } from '../auth/key-store.js';
 import type { ChainRuntime } from '../chain-runtime.js';
-import { isGatewayError } from '../errors.js';
-import { HoldError, type HoldAction, type HoldView, type NodeHolds } from '../node-holds.js';
-import { jsonBody, problem } from './json-api.js';
+import type { HoldAction, HoldView, NodeHolds } from '../node-holds.js';
+import { controlErrors, jsonBody, problem } from './json-api.js';
 
 export interface NodeApiDeps {
   readonly holds: NodeHolds;
@@ -19,7 +17,6 @@ export interface NodeApiDeps {
 }
 
 const ACTIONS: ReadonlySet<string> = new Set<HoldAction>(['cordon', 'drain', 'uncordon']);
-const STATUS: Record<HoldError['code'], number> = { NODE_NOT_FOUND: 404, INVALID_INPUT: 400, STORE_UNAVAILABLE: 503 };
 
 /** A node's hold with what it carries now: in rotation (health), requests in flight, WebSocket subscriptions. */
 export interface NodeView extends HoldView {
@@ -42,29 +39,18 @@ export function mountNodeApi(router: Router, deps: NodeApiDeps): void {
   const guard = async (ctx: Context, next: () => Promise<unknown>): Promise<void> => {
     if (!deps.authorized(ctx.get('authorization') || undefined)) {
       ctx.set('www-authenticate', 'Bearer');
-      return problem(ctx, 401, 'UNAUTHORIZED', 'Admin token required: Authorization: Bearer <token>');
+      return problem(ctx, 'UNAUTHORIZED', 'Admin token required: Authorization: Bearer <token>');
     }
-    try {
-      await next();
-    } catch (err) {
-      if (err instanceof HoldError) {
-        if (err.code === 'STORE_UNAVAILABLE') ctx.set('retry-after', '1');
-        return problem(ctx, STATUS[err.code], err.code, err.message);
-      }
-      if (err instanceof SyntaxError) return problem(ctx, 400, 'INVALID_JSON', 'body is not valid JSON');
-      if (err instanceof KeyInputError) return problem(ctx, 400, 'INVALID_INPUT', err.message);
-      if (isGatewayError(err)) return problem(ctx, err.status, err.code, err.message);
-      throw err;
-    }
+    await next();
   };
 
-  router.use('/admin/nodes', guard);
+  router.use('/admin/nodes', controlErrors(), guard);
   router.get('/admin/nodes', (ctx) => {
     ctx.body = { nodes: nodeViews(deps.holds, deps.chains()) };
   });
   router.post('/admin/nodes/:chain/:node/:action', async (ctx) => {
     const action = ctx.params.action as string;
-    if (!ACTIONS.has(action)) return problem(ctx, 404, 'NOT_FOUND', 'No such admin route (cordon, drain or uncordon)');
+    if (!ACTIONS.has(action)) return problem(ctx, 'NOT_FOUND', 'No such admin route (cordon, drain or uncordon)');
     const body = await jsonBody(ctx, deps.maxBodyBytes);
     await deps.holds.change(ctx.params.chain as string, ctx.params.node as string, action as HoldAction, body.reason);
     const view = nodeViews(deps.holds, deps.chains()).find((v) => v.chain === ctx.params.chain && v.node === ctx.params.node);

@@ -48,7 +48,7 @@ export function dashboardMiddleware(deps: DashboardDeps): (ctx: Context, next: N
   router.get('/dashboard/assets/:name', (ctx) => {
     const name = ctx.params.name as string;
     const asset = name.endsWith('.html') ? undefined : deps.assets.get(name);
-    if (asset === undefined) return problem(ctx, 404, 'NOT_FOUND', 'No such dashboard file');
+    if (asset === undefined) return problem(ctx, 'NOT_FOUND', 'No such dashboard file');
     sendAsset(ctx, asset);
   });
 
@@ -65,7 +65,7 @@ export function dashboardMiddleware(deps: DashboardDeps): (ctx: Context, next: N
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) ctx.set(name, value);
     const isApi = ctx.path.startsWith('/dashboard/api/') || ctx.path.startsWith('/dashboard/operator/api/');
     const notFound = async (): Promise<void> => {
-      problem(ctx, 404, 'NOT_FOUND', 'No such dashboard page or API route');
+      problem(ctx, 'NOT_FOUND', 'No such dashboard page or API route');
     };
     // The routers' middleware is typed for a router's context; this is the same Koa context.
     const routed = ctx as Parameters<typeof pages>[0];
@@ -87,6 +87,6 @@ export function createDashboardApp(deps: DashboardDeps): Koa {
     await next();
   });
   app.use(dashboard);
-  app.use((ctx) => problem(ctx, 404, 'NOT_FOUND', 'Only the dashboard is served here: /dashboard'));
+  app.use((ctx) => problem(ctx, 'NOT_FOUND', 'Only the dashboard is served here: /dashboard'));
   return app;
 }

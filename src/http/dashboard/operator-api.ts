@@ -41,7 +41,7 @@ export function mountOperatorApi(router: Router, deps: OperatorApiDeps): void {
   const base = '/dashboard/operator/api';
   const open = async (ctx: Context, next: Next): Promise<void> => {
     if (deps.adminToken() === undefined) {
-      return problem(ctx, 404, 'OPERATOR_CLOSED', 'The operator view is closed: set admin.token in the configuration to open it');
+      return problem(ctx, 'OPERATOR_CLOSED', 'The operator view is closed: set admin.token in the configuration to open it');
     }
     await next();
   };

@@ -6,13 +6,10 @@
 // and no plain-http page can set or shadow it (RFC 6265bis, cookie prefixes).
 
 import type { Context, Next } from 'koa';
-import { AccountInputError, type AccountService, type OpenSession } from '../../accounts/account-service.js';
+import type { AccountService, OpenSession } from '../../accounts/account-service.js';
 import type { SessionKind } from '../../accounts/account-store.js';
-import { KeyChangesLimitedError, KeyInputError } from '../../auth/key-store.js';
-import { KeyNotFoundError } from '../../auth/key-store.js';
-import { isGatewayError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { problem } from '../json-api.js';
+import { controlErrors, problem } from '../json-api.js';
 import { checkOrigin, checkToken } from './csrf.js';
 import type { SigninThrottle } from '../../accounts/signin-throttle.js';
 import { allowedOrigins, clientAddress, servedOverHttps } from './request-info.js';
@@ -79,7 +76,7 @@ export async function signInRoute(
   const wait = deps.throttle.retryAfter(address);
   if (wait > 0) {
     ctx.set('retry-after', String(wait));
-    problem(ctx, 429, 'TOO_MANY_ATTEMPTS', `Too many failed sign-ins from this address: try again in ${wait} seconds`);
+    problem(ctx, 'TOO_MANY_ATTEMPTS', `Too many failed sign-ins from this address: try again in ${wait} seconds`);
     return undefined;
   }
   const opened = await attempt();
@@ -88,7 +85,6 @@ export async function signInRoute(
     deps.logger.warn('dashboard sign-in refused', { event: 'dashboard', action: 'signin_refused', kind: scope.kind });
     problem(
       ctx,
-      401,
       'SIGNIN_FAILED',
       scope.kind === 'operator'
         ? 'Wrong admin token'
@@ -106,7 +102,7 @@ export function originGuard(settings: GuardSettings) {
   return async (ctx: Context, next: Next): Promise<void> => {
     if (UNSAFE.has(ctx.method)) {
       const v = checkOrigin(ctx.req.headers, allowedOrigins(ctx, settings.trustProxy, settings.publicUrl));
-      if (!v.ok) return problem(ctx, 403, 'CSRF_REFUSED', v.message);
+      if (!v.ok) return problem(ctx, 'CSRF_REFUSED', v.message);
     }
     await next();
   };
@@ -116,10 +112,10 @@ export function originGuard(settings: GuardSettings) {
 export function sessionGuard(scope: SessionScope, accounts: AccountService, adminToken: () => string | undefined, settings: GuardSettings) {
   return async (ctx: Context, next: Next): Promise<void> => {
     const open = await accounts.session(readSessionId(ctx, scope, settings), scope.kind, adminToken());
-    if (open === undefined) return problem(ctx, 401, 'UNAUTHENTICATED', 'Not signed in, or the session has ended: sign in again');
+    if (open === undefined) return problem(ctx, 'UNAUTHENTICATED', 'Not signed in, or the session has ended: sign in again');
     if (UNSAFE.has(ctx.method)) {
       const v = checkToken(ctx.req.headers, open.csrfToken);
-      if (!v.ok) return problem(ctx, 403, 'CSRF_REFUSED', v.message);
+      if (!v.ok) return problem(ctx, 'CSRF_REFUSED', v.message);
     }
     ctx.state.open = open;
     await next();
@@ -132,22 +128,16 @@ export function openSession(ctx: Context): OpenSession {
 
 /** Error answers of both APIs; anything unexpected is logged once and answered without detail. */
 export function apiErrors(logger: Logger) {
+  const refusals = controlErrors(
+    (ctx, err) => {
+      logger.error('dashboard request failed', { event: 'dashboard', path: ctx.path, error: (err as Error).stack ?? String(err) });
+      problem(ctx, 'UNAVAILABLE', 'The dashboard cannot answer right now; try again shortly');
+    },
+    // An account's own keys: a reference to another account's key is simply none of its.
+    { KEY_NOT_FOUND: 'No such key in this account' },
+  );
   return async (ctx: Context, next: Next): Promise<void> => {
     ctx.set('cache-control', 'no-store');
-    try {
-      await next();
-    } catch (err) {
-      if (err instanceof KeyNotFoundError) return problem(ctx, 404, 'KEY_NOT_FOUND', 'No such key in this account');
-      if (err instanceof KeyInputError) return problem(ctx, 400, 'INVALID_INPUT', err.message, err.field);
-      if (err instanceof AccountInputError) return problem(ctx, 400, 'INVALID_INPUT', err.message);
-      if (err instanceof KeyChangesLimitedError) {
-        ctx.set('retry-after', String(err.retryAfter));
-        return problem(ctx, 429, 'TOO_MANY_KEY_CHANGES', err.message);
-      }
-      if (err instanceof SyntaxError) return problem(ctx, 400, 'INVALID_JSON', 'body is not valid JSON');
-      if (isGatewayError(err) && err.code === 'BODY_TOO_LARGE') return problem(ctx, 413, 'BODY_TOO_LARGE', 'request body too large');
-      logger.error('dashboard request failed', { event: 'dashboard', path: ctx.path, error: (err as Error).stack ?? String(err) });
-      problem(ctx, 503, 'UNAVAILABLE', 'The dashboard cannot answer right now; try again shortly');
-    }
+    await refusals(ctx, next);
   };
 }
