@@ -4,6 +4,7 @@
 // limiter (its admissions recorded), and a scripted plugin whose routing of each method
 // the test states as data.
 
+import { tierConfig } from './tiers.js';
 import { ALL_PERMITTED, type KeyPermissions, type KeyRecord } from '../../src/auth/key-store.js';
 import { MemoryCacheStore } from '../../src/cache/cache-store.js';
 import { closeChainRuntime, createChainRuntime, runtimeOptions, type ChainRuntime } from '../../src/chain-runtime.js';
@@ -44,23 +45,9 @@ export async function chainConfig(nodes: readonly NodeSpec[], extra = ''): Promi
   return config.chains.c as ChainConfig;
 }
 
+/** A tier that limits nothing and may read archive state. */
 export function tier(over: Partial<TierConfig> = {}): TierConfig {
-  return {
-    name: 't',
-    rate: Infinity,
-    burst: Infinity,
-    daily: Infinity,
-    monthly: Infinity,
-    maxBatch: 100,
-    archive: true,
-    wsConnections: 10,
-    wsSubscriptions: 10,
-    cacheHitsFree: false,
-    nodeCalls: 16,
-    chargeFanout: false,
-    account: { rate: Infinity, burst: Infinity, daily: Infinity, monthly: Infinity },
-    ...over,
-  };
+  return tierConfig({ name: 't', archive: true, wsConnections: 10, ...over });
 }
 
 let keys = 0;

@@ -15,23 +15,11 @@ import { KeyInputError, type KeyStore } from '../../../src/auth/key-store.js';
 import { csrfTokenFor } from '../../../src/auth/secrets.js';
 import type { TierConfig } from '../../../src/config/types.js';
 import { rejection } from '../../support/rejection.js';
+import { tierConfig } from '../../support/tiers.js';
 
 const MINUTE = 60_000;
-const tier = (name: string, archive = false): TierConfig => ({
-  name,
-  rate: 10,
-  burst: 20,
-  daily: Infinity,
-  monthly: Infinity,
-  maxBatch: 10,
-  archive,
-  wsConnections: 1,
-  wsSubscriptions: 10,
-  cacheHitsFree: false,
-  nodeCalls: 16,
-  chargeFanout: false,
-  account: { rate: 10, burst: 20, daily: Infinity, monthly: Infinity },
-});
+const tier = (name: string, archive = false): TierConfig =>
+  tierConfig({ name, rate: 10, burst: 20, maxBatch: 10, archive }, { rate: 10, burst: 20 });
 const TIERS = { free: tier('free'), growth: tier('growth', true), enterprise: tier('enterprise', true) };
 const RULES = { tiers: TIERS, sessionTtlMs: 12 * 60 * MINUTE, signinTokenTtlMs: 15 * MINUTE };
 const KEY_RULES = { rotationGraceSeconds: 60, maxActivePerAccount: 100 };

@@ -3,7 +3,8 @@
 // defaults, canonical origins, and every mistake named by its path.
 
 import { expect } from 'chai';
-import { ConfigError, parseConfig } from '../../../src/config/load.js';
+import { parseConfig } from '../../../src/config/load.js';
+import { configProblems } from '../../support/config-problems.js';
 
 const BASE = `
 tiers:
@@ -25,15 +26,7 @@ chains:
 const config = (server: string, chainCors = ''): string =>
   `${server === '' ? '' : `server:\n${server}\n`}${BASE.replace('    CORS\n', chainCors === '' ? '' : `    cors: ${chainCors}\n`)}`;
 
-async function problems(text: string): Promise<string[]> {
-  try {
-    await parseConfig(text, '/etc/nr.yaml', {});
-  } catch (err) {
-    if (err instanceof ConfigError) return [...err.problems];
-    throw err;
-  }
-  return [];
-}
+const problems = configProblems;
 
 describe('config: browser access', () => {
   it('allows every origin, a two-hour preflight and no trusted proxy by default', async () => {

@@ -1,7 +1,8 @@
 // chains.<name>.consensus: defaults, and problems named with their path.
 
 import { expect } from 'chai';
-import { ConfigError, parseConfig } from '../../../src/config/load.js';
+import { parseConfig } from '../../../src/config/load.js';
+import { configProblems } from '../../support/config-problems.js';
 
 const chain = (consensus: string): string => `
 tiers:
@@ -17,15 +18,7 @@ ${consensus}
       - { name: c, url: "http://127.0.0.1:3", role: archive }
 `;
 
-async function problems(text: string): Promise<string[]> {
-  try {
-    await parseConfig(text, '/etc/nr.yaml', {});
-  } catch (err) {
-    if (err instanceof ConfigError) return [...err.problems];
-    throw err;
-  }
-  return [];
-}
+const problems = configProblems;
 
 describe('config: consensus', () => {
   it('is off without a consensus block, and fills defaults with one', async () => {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { ConfigError, parseConfig } from '../../../src/config/load.js';
+import { parseConfig } from '../../../src/config/load.js';
+import { configProblems } from '../../support/config-problems.js';
 
 const BASE = `
 tiers:
@@ -13,15 +14,7 @@ chains:
       - { name: b, url: "http://127.0.0.1:2", role: archive }
 `;
 
-async function problems(text: string, env: NodeJS.ProcessEnv = {}): Promise<string[]> {
-  try {
-    await parseConfig(text, '/etc/nr.yaml', env);
-  } catch (err) {
-    if (err instanceof ConfigError) return [...err.problems];
-    throw err;
-  }
-  return [];
-}
+const problems = configProblems;
 
 describe('config validation', () => {
   it('accepts a minimal file and fills defaults', async () => {

@@ -2,24 +2,10 @@ import { expect } from 'chai';
 import type { TierConfig } from '../../../src/config/types.js';
 import { Admitter } from '../../../src/quota/admission.js';
 import { UsageBook } from '../../../src/quota/usage.js';
+import { tierConfig } from '../../support/tiers.js';
 
-const tier = (over: Partial<TierConfig>): TierConfig => ({
-  name: 't',
-  rate: 10,
-  burst: 5,
-  daily: Infinity,
-  monthly: Infinity,
-  maxBatch: 100,
-  archive: false,
-  wsConnections: 1,
-  wsSubscriptions: 10,
-  cacheHitsFree: false,
-  nodeCalls: 16,
-  chargeFanout: false,
-  // Accounts unlimited unless a test says otherwise: these tests are about one key.
-  account: { rate: Infinity, burst: Infinity, daily: Infinity, monthly: Infinity },
-  ...over,
-});
+// Accounts unlimited unless a test says otherwise: these tests are about one key.
+const tier = (over: Partial<TierConfig>): TierConfig => tierConfig({ name: 't', rate: 10, burst: 5, ...over });
 
 /** One key of one account. */
 const K = { id: 'k', account: 'acme' };

@@ -9,23 +9,10 @@ import type { Admission, Payer } from '../../../src/quota/admission.js';
 import { LeasedLimiter, leaseSize, type LeaseAnswer, type LeaseReturn, type LeaseSource } from '../../../src/quota/lease.js';
 import type { Limiter } from '../../../src/quota/limiter.js';
 import type { UsageRow } from '../../../src/quota/usage.js';
+import { tierConfig } from '../../support/tiers.js';
 
-const tier = (over: Partial<TierConfig>): TierConfig => ({
-  name: 't',
-  rate: 100,
-  burst: 50,
-  daily: Infinity,
-  monthly: Infinity,
-  maxBatch: 100,
-  archive: false,
-  wsConnections: 1,
-  wsSubscriptions: 10,
-  cacheHitsFree: false,
-  nodeCalls: 16,
-  chargeFanout: false,
-  account: { rate: Infinity, burst: Infinity, daily: Infinity, monthly: Infinity },
-  ...over,
-});
+// Accounts unlimited unless a test says otherwise: these tests are about one key.
+const tier = (over: Partial<TierConfig>): TierConfig => tierConfig({ name: 't', rate: 100, burst: 50, ...over });
 
 const K: Payer = { id: 'k', account: 'acme' };
 
