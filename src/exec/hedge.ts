@@ -8,8 +8,9 @@
 // rate would not scale with traffic: at 1,600 calls/s a cap of 50/s leaves most calls
 // on a hung node waiting for their attempt timeout. The budget is a token bucket, as
 // gRPC's retry throttling and Envoy's retry budgets are: each call puts its share in,
-// time puts the floor in, a hedge takes one out; unused hedges are saved up to a
-// second of the floor (at least SAVED_MIN). A hung node then costs a client the delay,
+// time puts the floor in, a hedge takes one out; unused hedges are saved up to about a
+// second's worth (the floor's, at least SAVED_MIN, and the share of the last second's
+// calls). A hung node then costs a client the delay,
 // and, outrun by hedges, it is soon ejected (src/pool/outliers.ts) and its breaker opens.
 
 import type { HedgeConfig } from '../config/types.js';
@@ -34,13 +35,19 @@ export interface HedgeEvents {
 export const SAVED_MIN = 10;
 /** A hedge, in the bucket's units: hundredths, so each call's whole-percent share adds up exactly. */
 const HEDGE = 100;
+const SECOND = 1000;
 
 /** A chain's hedging: the delay before a hedge, and its budget. */
 export class Hedger {
   /** Hedges left, in hundredths. */
   private tokens: number;
   private refilledAt: number;
-  private readonly capacity: number;
+  /** Calls counted in this second and in the one before it (0 when it saw none): what the budget may save. */
+  private windowStart: number;
+  private inWindow = 0;
+  private lastWindow = 0;
+  /** The floor's second of savings, in hundredths. */
+  private readonly saved: number;
   private readonly off: boolean;
 
   constructor(
@@ -49,10 +56,10 @@ export class Hedger {
     private readonly now: () => number = Date.now,
   ) {
     this.off = config.budgetPercent === 0 && config.minPerSecond === 0;
-    this.capacity = Math.max(SAVED_MIN, config.minPerSecond) * HEDGE;
+    this.saved = Math.max(SAVED_MIN, config.minPerSecond) * HEDGE;
     // A chain starts with its savings: the first slow node after a start is hedged too.
-    this.tokens = this.capacity;
-    this.refilledAt = now();
+    this.tokens = this.saved;
+    this.refilledAt = this.windowStart = now();
   }
 
   /** How long to wait for `node` before hedging, or undefined when hedging is off. */
@@ -64,19 +71,38 @@ export class Hedger {
 
   /** A call that may be hedged was sent: its share of a hedge goes into the budget. */
   called(): void {
-    const t = this.tokens + this.config.budgetPercent;
-    this.tokens = t > this.capacity ? this.capacity : t;
+    this.roll(this.now());
+    this.inWindow++;
+    this.tokens = Math.min(this.capacity(), this.tokens + this.config.budgetPercent);
   }
 
   /** One hedge from the budget, if one is left. */
   take(): boolean {
     const now = this.now();
-    const t = this.tokens + (now - this.refilledAt) * this.config.minPerSecond * (HEDGE / 1000);
+    this.roll(now);
+    const t = this.tokens + (now - this.refilledAt) * this.config.minPerSecond * (HEDGE / SECOND);
     this.refilledAt = now;
-    this.tokens = t > this.capacity ? this.capacity : t;
+    this.tokens = Math.min(this.capacity(), t);
     if (this.tokens < HEDGE) return false;
     this.tokens -= HEDGE;
     return true;
+  }
+
+  /**
+   * What the budget may hold: a second of the floor and the share of the last second's
+   * calls. A burst earns its hedges before their delays are up (calls arrive, then
+   * wait), so savings of a fixed size would lose most of a burst's share; savings of
+   * about a second of traffic keep it, and are gone a second after the traffic is.
+   */
+  private capacity(): number {
+    return this.saved + this.config.budgetPercent * (this.inWindow > this.lastWindow ? this.inWindow : this.lastWindow);
+  }
+
+  private roll(now: number): void {
+    if (now - this.windowStart < SECOND) return;
+    this.lastWindow = now - this.windowStart < 2 * SECOND ? this.inWindow : 0;
+    this.inWindow = 0;
+    this.windowStart = now;
   }
 }
 

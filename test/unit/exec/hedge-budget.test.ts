@@ -45,11 +45,23 @@ describe('the hedge budget (src/exec/hedge.ts)', () => {
       if (h.take()) hedges++;
     }
     expect(hedges).to.equal(1_000);
-    const quarter = budget({ budgetPercent: 25, minPerSecond: 0 }, clock);
-    drain(quarter);
-    for (let i = 0; i < 400; i++) quarter.called();
-    // Saved up to SAVED_MIN only: a hundred were earned.
-    expect(drain(quarter)).to.equal(SAVED_MIN);
+  });
+
+  it('keeps a burst’s share for its hedges, and saves about a second’s worth, no more', () => {
+    const clock = { t: 0 };
+    const h = budget({ budgetPercent: 25, minPerSecond: 0 }, clock);
+    drain(h);
+    // Four hundred calls at once, their hedges due after the delay: all hundred are there.
+    for (let i = 0; i < 400; i++) h.called();
+    clock.t += 100;
+    expect(drain(h)).to.equal(100);
+    for (let i = 0; i < 400; i++) h.called();
+    // The next second still knows of the burst; the one after does not.
+    clock.t += 1_000;
+    expect(drain(h)).to.equal(100);
+    for (let i = 0; i < 400; i++) h.called();
+    clock.t += 2_500;
+    expect(drain(h)).to.equal(SAVED_MIN);
   });
 
   it('refills the floor with time, up to a second of it, whatever the calls', () => {
