@@ -107,6 +107,9 @@ export function createChainRuntime(
         lag: node.lag,
       });
     },
+    ejected(p, node) {
+      metrics.ejections.inc({ chain: p.chain, node: node.name });
+    },
     breaker(p, node, state) {
       metrics.breakerTransitions.inc({ chain: p.chain, node: node.name, state });
       logger[state === 'open' ? 'warn' : 'info']('circuit breaker changed', {

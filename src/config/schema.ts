@@ -19,6 +19,7 @@ import type {
   ConsensusConfig,
   DashboardConfig,
   GatewayConfig,
+  HedgeConfig,
   LogConfig,
   NodeConfig,
   ServerCorsConfig,
@@ -207,6 +208,10 @@ function readChain(ctx: Ctx, name: string, c: ChainFile, plugins: PluginLookup, 
   if (shape.clean(`${at}/hedge`) && c.hedge.maxDelayMs < c.hedge.minDelayMs) {
     problems.add(join(path, 'hedge.maxDelayMs'), `must be at least hedge.minDelayMs (${c.hedge.minDelayMs})`);
   }
+  const hedge = readHedge(problems, c.hedge, path);
+  if (shape.clean(`${at}/ejection`) && c.ejection.maxMs < c.ejection.baseMs) {
+    problems.add(join(path, 'ejection.maxMs'), `must be at least ejection.baseMs (${c.ejection.baseMs})`);
+  }
   const nodes = shape.ok(`${at}/nodes`)
     ? c.nodes.flatMap((n, i) =>
         shape.ok(`${at}/nodes/${i}`) ? [readNode(ctx, n, `${at}/nodes/${i}`, join(join(path, 'nodes'), i), transport)] : [],
@@ -231,7 +236,8 @@ function readChain(ctx: Ctx, name: string, c: ChainFile, plugins: PluginLookup, 
     maxAttempts: c.maxAttempts,
     health: c.health,
     breaker: c.breaker,
-    hedge: c.hedge,
+    hedge,
+    ejection: c.ejection,
     submit: c.submit,
     verify: readVerify(ctx, c.verify, join(path, 'verify'), impl, name, options, optionsOk),
     consensus: readConsensus(ctx, c.consensus, `${at}/consensus`, join(path, 'consensus'), nodes.length),
@@ -239,6 +245,27 @@ function readChain(ctx: Ctx, name: string, c: ChainFile, plugins: PluginLookup, 
     cors: shape.ok(`${at}/cors`) && shape.ok(`${at}/cors/origins`) ? readChainCors(problems, c.cors, join(path, 'cors'), cors) : cors,
     options: Object.freeze({ ...options }),
     nodes,
+  };
+}
+
+/**
+ * The hedge budget: `budgetPercent` (10) of the calls on top of `minPerSecond` (50).
+ * `perSecond`, the cap this budget replaced, is read as the floor it now is; `perSecond: 0`
+ * still turns hedging off, as it did.
+ */
+function readHedge(problems: ConfigProblems, h: ChainFile['hedge'], path: string): HedgeConfig {
+  if (h.perSecond !== undefined && h.minPerSecond !== undefined) {
+    problems.add(
+      join(path, 'hedge.perSecond'),
+      'is the old name of hedge.minPerSecond (now a floor, with hedge.budgetPercent of the calls on top): remove perSecond',
+    );
+  }
+  const off = h.perSecond === 0 && h.minPerSecond === undefined;
+  return {
+    minDelayMs: h.minDelayMs,
+    maxDelayMs: h.maxDelayMs,
+    budgetPercent: h.budgetPercent ?? (off ? 0 : 10),
+    minPerSecond: h.minPerSecond ?? h.perSecond ?? 50,
   };
 }
 

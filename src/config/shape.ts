@@ -11,7 +11,7 @@
 //      a setting without a default; `errorMessage` when the generic message
 //      ("must be an integer from 1 to 64") does not say enough.
 //   2. add it to types.ts. Sections handed through as they are (server, keys, cache,
-//      devnet, health, breaker, hedge) need nothing more: ShapeMatchesTypes at the
+//      devnet, health, breaker, ejection) need nothing more: ShapeMatchesTypes at the
 //      end of this file fails typecheck until shape and types agree. Others are read
 //      in schema.ts: readStore (store), readChain (chains.<name>), readTier, readLog,
 //      readTracing, readDashboard: one line there (`leaseMs: s.leaseMs,`).
@@ -29,6 +29,7 @@ import type {
   BreakerConfig,
   CacheConfig,
   DevnetConfig,
+  EjectionConfig,
   HealthConfig,
   HedgeConfig,
   KeysConfig,
@@ -307,10 +308,25 @@ export const Chain = Shape({
     rollingWindowMs: Int(100, undefined, 10_000),
     resetTimeoutMs: Int(10, undefined, 5_000),
   }),
+  /** The budget's defaults are filled by schema.ts: `perSecond`, the old name of `minPerSecond`, decides them when given. */
   hedge: Section({
     minDelayMs: Int(1, undefined, 100),
     maxDelayMs: Int(1, undefined, 1_000),
-    perSecond: Int(0, undefined, 50),
+    budgetPercent: Type.Optional(
+      Int(0, 100, undefined, { description: 'hedges as a share of the hedgeable calls, in percent (default 10)' }),
+    ),
+    minPerSecond: Type.Optional(
+      Int(0, undefined, undefined, { description: 'hedges per second a quiet chain may still send (default 50)' }),
+    ),
+    perSecond: Type.Optional(Int(0, undefined, undefined, { description: 'old name of minPerSecond; 0 turns hedging off' })),
+  }),
+  /** Outlier ejection (src/pool/outliers.ts); `consecutive: 0` turns it off. */
+  ejection: Section({
+    consecutive: Int(0, 100, 3),
+    windowMs: Int(10, undefined, 10_000),
+    baseMs: Int(10, undefined, 5_000),
+    maxMs: Int(10, undefined, 60_000),
+    maxPercent: Int(0, 100, 50),
   }),
   submit: Enum(['all', 'one'], 'all'),
   /** Answers checked against themselves (EVM: block hashes); schema.ts checks the plugin can. */
@@ -373,7 +389,10 @@ export type ShapeMatchesTypes = [
   Expect<Same<ConfigFile['devnet'], DevnetConfig>>,
   Expect<Same<ChainFile['health'], HealthConfig>>,
   Expect<Same<ChainFile['breaker'], BreakerConfig>>,
-  Expect<Same<ChainFile['hedge'], HedgeConfig>>,
+  Expect<
+    Same<Omit<ChainFile['hedge'], 'budgetPercent' | 'minPerSecond' | 'perSecond'>, Omit<HedgeConfig, 'budgetPercent' | 'minPerSecond'>>
+  >,
+  Expect<Same<ChainFile['ejection'], EjectionConfig>>,
   Expect<Same<ChainFile['strategy'], StrategyName>>,
   Expect<Same<ConfigFile['log']['level'], LogLevel>>,
   Expect<Same<NodeFile['role'], NodeRole | undefined>>,

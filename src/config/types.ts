@@ -211,8 +211,23 @@ export interface BreakerConfig {
 export interface HedgeConfig {
   readonly minDelayMs: number;
   readonly maxDelayMs: number;
-  /** Hedges per second on this chain at most; 0 turns hedging off. */
-  readonly perSecond: number;
+  /** Hedges as a share of the chain's hedgeable calls, in percent (0 to 100). */
+  readonly budgetPercent: number;
+  /** Hedges per second the chain may send whatever its traffic (the floor of a quiet chain). Both 0: hedging off. */
+  readonly minPerSecond: number;
+}
+
+/** Outlier ejection (src/pool/outliers.ts): a node slow on calls other nodes answer leaves rotation at once. */
+export interface EjectionConfig {
+  /** Timeouts (or hedges outrunning it) in a row that eject a node; 0 turns ejection off. */
+  readonly consecutive: number;
+  /** A run is over when its last timeout is older than this. */
+  readonly windowMs: number;
+  /** The n-th ejection of a node lasts baseMs × n, at most maxMs. */
+  readonly baseMs: number;
+  readonly maxMs: number;
+  /** Share of the pool's nodes that may be ejected at once, in percent; a node of each role always stays. */
+  readonly maxPercent: number;
 }
 
 /** N-of-M agreement (src/exec/consensus.ts): listed methods go to `ask` nodes and are answered once `agree` of them agree. */
@@ -258,6 +273,7 @@ export interface ChainConfig {
   readonly health: HealthConfig;
   readonly breaker: BreakerConfig;
   readonly hedge: HedgeConfig;
+  readonly ejection: EjectionConfig;
   /** Answers checked by agreement across nodes; undefined: off. */
   readonly consensus: ConsensusConfig | undefined;
   /** Submits (transactions) go to every full node at once ('all'), or to one ('one'). */

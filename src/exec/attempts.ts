@@ -212,7 +212,7 @@ export async function forward<C extends Call, A>(
   };
   const queue = plan(routings, exchange.batches, start);
   const planned = options.nodeCalls === undefined ? undefined : queue.slice();
-  const blame = new Blame();
+  const blame = new Blame(pool);
   try {
     return await attemptAll(exchange, calls, queue, blame, options);
   } finally {

@@ -6,9 +6,12 @@
 // was to blame and no breaker hears of it at all. A refused connection is always the
 // node's, and so is being outrun by a hedge sent later to another node; a 429 or a call
 // the gateway gave up on is nobody's. Probes still take nodes
-// that stop answering out of rotation.
+// that stop answering out of rotation. Timeouts found to be the node's own (held ones
+// once another node answered, and being outrun) count towards its ejection as an
+// outlier (src/pool/outliers.ts); an answer ends its run.
 
 import { CallAborted, NodeFailure, NodeThrottled } from '../pool/failures.js';
+import { answered, timedOut, type EjectionPool } from '../pool/outliers.js';
 import type { PoolNode } from '../pool/pool-node.js';
 
 /** Could the request, rather than the node, have caused this failure? */
@@ -25,13 +28,19 @@ export class Blame {
   /** Held failures of each job (a set of calls going from node to node). */
   private readonly held = new Map<object, Held[]>();
 
+  constructor(private readonly pool: EjectionPool) {}
+
   /** The node answered the job's calls: a success for it, and the job's held failures were their nodes' own. */
   answered(node: PoolNode, job: object): void {
     node.settle('ok');
+    answered(node);
     const list = this.held.get(job);
     if (list === undefined) return;
     this.held.delete(job);
-    for (const h of list) h.node.settle(h.err);
+    for (const h of list) {
+      h.node.settle(h.err);
+      if (h.err instanceof NodeFailure && h.err.reason === 'timeout') timedOut(this.pool, h.node);
+    }
   }
 
   /** An attempt of the job failed on this node. */
@@ -46,6 +55,7 @@ export class Blame {
   /** A hedge on another node answered before this node did: a timeout of its own. */
   outran(node: PoolNode): void {
     node.settle(new NodeFailure('timeout', 'outrun by a hedged attempt on another node'));
+    timedOut(this.pool, node);
   }
 
   /** The calls are over: failures still held were the request's doing, counted by no breaker. */

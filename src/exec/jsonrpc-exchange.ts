@@ -91,14 +91,15 @@ export class JsonRpcExchange implements Exchange<JsonRpcCall, string>, CacheCode
     node: PoolNode,
     calls: readonly JsonRpcCall[],
     timeoutMs: number,
-    _signal?: AbortSignal,
+    signal?: AbortSignal,
     trace?: Readonly<Record<string, string>>,
   ): Promise<Array<Sent<string>>> {
     const single = calls.length === 1;
     const body = single
       ? (calls[0] as JsonRpcCall).raw
       : `[${calls.map((c, k) => (c.id === undefined ? c.raw : underGatewayId(c, k))).join(',')}]`;
-    const reply = await node.http.postJson(body, timeoutMs, undefined, trace);
+    // A hedge that lost is cancelled: left to run, it would hold a connection to a hung node until its attempt timeout.
+    const reply = await node.http.postJson(body, timeoutMs, signal, trace);
     if (reply.status === 429) throw new NodeThrottled();
     if (reply.status >= 500) throw new NodeFailure('status', `node answered HTTP ${reply.status}`);
     const refused = refusedCredentials(reply.status);

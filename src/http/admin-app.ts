@@ -64,6 +64,7 @@ function poolState(rt: ChainRuntime, holds: NodeHolds): object {
     chainId: rt.pool.chainId ?? null,
     usable: rt.pool.hasUsableNode(),
     nodes: rt.pool.nodes.map((n) => {
+      const now = rt.pool.now();
       const hold = holds.get(rt.name, n.name);
       return {
         name: n.name,
@@ -80,6 +81,9 @@ function poolState(rt: ChainRuntime, holds: NodeHolds): object {
         headers: redactHeaders(n.config.headers),
         inRotation: n.inRotation,
         reason: n.outReason || null,
+        // Outlier ejections of the node so far (each maxMs back in rotation forgets one), and the current one's end.
+        ejections: n.ejections,
+        ejectedUntil: n.ejectedUntil > now ? new Date(n.ejectedUntil).toISOString() : null,
         head: n.head ?? null,
         earliest: n.earliest ?? null,
         lag: n.lag,

@@ -146,6 +146,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly ejections = new Counter({
+    name: 'noderouter_node_ejections_total',
+    help: 'Nodes ejected from rotation as outliers (timeouts in a row on calls other nodes answered), by chain and node.',
+    labelNames: ['chain', 'node'] as const,
+    registers: [this.registry],
+  });
+
   readonly breakerTransitions = new Counter({
     name: 'noderouter_breaker_transitions_total',
     help: 'Circuit breaker state changes, by chain, node and new state.',

@@ -4,13 +4,15 @@
 // when a probe succeeds, its head is believed and it has caught up. A node that says
 // it is on another chain (describe.ts, asked on a slower cadence) never joins it; one
 // the majority disputed (src/exec/consensus.ts) stays out for its cool-down, then
-// returns like any other, by the next round's probe.
+// returns like any other, by the next round's probe, and so does one ejected as an
+// outlier (outliers.ts) once its ejection is over.
 // One probe per node at a time, each with its own short timeout: probes never pile up.
 
 import type { ChainHandler } from '../plugin/contract.js';
 import { Describer, type DescribeEvents } from './describe.js';
 import { checkHeads } from './head-check.js';
 import type { NodePool, PoolHealth } from './pool.js';
+import { EJECTED } from './outliers.js';
 import { DISPUTED, type PoolNode } from './pool-node.js';
 
 export interface ProbeEvents extends DescribeEvents {
@@ -88,18 +90,22 @@ export class HealthProber {
     for (const node of this.pool.nodes) {
       node.lag = best !== undefined && node.head !== undefined ? Math.max(0, best - node.head) : 0;
       let reason = '';
+      const ejected = node.ejectedUntil > now && !node.inRotation;
+      // Out still, its ejection over: why it stays out is the probes' to say now.
+      const ejectionOver = !node.inRotation && !ejected && node.outReason.startsWith(EJECTED);
       if (node.wrongChain !== '') reason = node.wrongChain;
       else if (node.disputedUntil > now) reason = DISPUTED;
+      else if (ejected) reason = node.outReason;
       else if (node.consecutiveProbeFailures >= failAfter) reason = 'probe failed';
       else if (node.consecutiveProbeFailures === 0 && node.implausible !== '') reason = node.implausible;
       else if (node.consecutiveProbeFailures === 0 && node.lag > maxLag) reason = `lagging ${node.lag} blocks`;
-      else if (!node.inRotation && node.consecutiveProbeFailures > 0) reason = node.outReason;
+      else if (!node.inRotation && node.consecutiveProbeFailures > 0) reason = ejectionOver ? 'probe failed' : node.outReason;
       const inRotation = reason === '';
       if (inRotation !== node.inRotation) {
         node.inRotation = inRotation;
         node.outReason = reason;
         this.pool.events.rotation?.(this.pool, node, inRotation, inRotation ? 'recovered' : reason);
-      }
+      } else if (ejectionOver) node.outReason = reason;
     }
     this.pool.updateServedHead();
     this.events.judged?.(this.pool);

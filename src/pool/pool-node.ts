@@ -63,6 +63,11 @@ export class PoolNode implements NodeClient {
   throttledUntil = 0;
   /** Out of rotation until then for disagreeing with the majority (consensus.ts); probes bring it back after. */
   disputedUntil = 0;
+  /** Timeouts of its own in a row, the last one's time, its ejections so far, and until when the last one lasts (outliers.ts). */
+  slowInRow = 0;
+  lastSlowAt = 0;
+  ejections = 0;
+  ejectedUntil = 0;
   /** Its calls compared by agreement in the current window, and how many the majority disputed. */
   readonly agreement = { since: 0, compared: 0, disputed: 0 };
   /** What the node said it serves at its last description, and when (the pool's clock); undefined before. */

@@ -13,6 +13,8 @@ export interface PoolEvents {
   /** A node left or re-entered rotation. */
   rotation?(pool: NodePool, node: PoolNode, inRotation: boolean, reason: string): void;
   breaker?(pool: NodePool, node: PoolNode, state: 'closed' | 'half-open' | 'open'): void;
+  /** A node was ejected as an outlier (outliers.ts), until `until` (the pool's clock). */
+  ejected?(pool: NodePool, node: PoolNode, until: number): void;
 }
 
 /** What probes decided of one node: the part of its state a cluster's primary shares with the workers. */
@@ -191,8 +193,10 @@ export class NodePool {
       node.trustedAt = n.trustedAt;
       node.lag = n.lag;
       node.consecutiveProbeFailures = n.consecutiveProbeFailures;
-      node.inRotation = n.inRotation;
-      node.outReason = n.outReason;
+      // An ejection is this process's own finding (its calls timed out): it holds until it is over.
+      const ejected = node.ejectedUntil > this.now() && !node.inRotation;
+      node.inRotation = ejected ? false : n.inRotation;
+      if (!ejected) node.outReason = n.outReason;
       node.described = n.described;
       node.describedAt = n.describedAt;
       node.wrongChain = n.wrongChain;
@@ -264,6 +268,20 @@ export class NodePool {
     node.inRotation = false;
     node.outReason = DISPUTED;
     this.events.rotation?.(this, node, false, DISPUTED);
+  }
+
+  /**
+   * Take a node out of rotation until `until` (the pool's clock): it timed out on calls
+   * other nodes answered (outliers.ts). Told once, through the rotation event; probes
+   * bring it back after.
+   */
+  eject(node: PoolNode, until: number, reason: string): void {
+    node.ejectedUntil = until;
+    this.events.ejected?.(this, node, until);
+    if (!node.inRotation) return;
+    node.inRotation = false;
+    node.outReason = reason;
+    this.events.rotation?.(this, node, false, reason);
   }
 
   /** True when at least one node could take an ordinary call now. */

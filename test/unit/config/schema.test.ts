@@ -195,7 +195,7 @@ chains:
       ),
     );
     expect(p).to.have.members([
-      'chains.hub.helth is not a known setting (known: plugin, network, chainId, route, archiveOnly, strategy, attemptTimeoutMs, maxAttempts, health, breaker, hedge, submit, verify, consensus, cache, cors, options, nodes)',
+      'chains.hub.helth is not a known setting (known: plugin, network, chainId, route, archiveOnly, strategy, attemptTimeoutMs, maxAttempts, health, breaker, hedge, ejection, submit, verify, consensus, cache, cors, options, nodes)',
       'chains.hub.route must be a mapping with a path, a host, or both, like { path: /l1 }',
       'chains.hub.maxAttempts must be an integer from 1 to 10',
       'chains.hub.nodes[1].url is required (a string)',

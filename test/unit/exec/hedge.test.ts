@@ -5,7 +5,7 @@
 // holds; and hedging off waits on the first node alone.
 
 import { expect } from 'chai';
-import { Hedger, sendHedged, type Attempted } from '../../../src/exec/hedge.js';
+import { Hedger, SAVED_MIN, sendHedged, type Attempted } from '../../../src/exec/hedge.js';
 import type { PoolNode } from '../../../src/pool/pool-node.js';
 import { NodeFailure } from '../../../src/pool/failures.js';
 
@@ -35,8 +35,9 @@ class Events {
   readonly events = { sent: () => void this.sent++, won: () => void this.won++ };
 }
 
-function hedger(events: Events, perSecond = 100): Hedger {
-  return new Hedger({ minDelayMs: 1, maxDelayMs: 1, perSecond }, events.events, () => 0);
+/** A frozen clock: the budget gets nothing from time, only its savings and each call's share. */
+function hedger(events: Events, budgetPercent = 100, minPerSecond = 0): Hedger {
+  return new Hedger({ minDelayMs: 1, maxDelayMs: 1, budgetPercent, minPerSecond }, events.events, () => 0);
 }
 
 /** Launches attempts on nodes the test holds, in order of launch. */
@@ -142,7 +143,9 @@ describe('hedged sends (src/exec/hedge.ts)', () => {
 
   it('waits on the first node alone once the second’s budget is spent, or when no other node can take the call', async () => {
     const ev = new Events();
-    const h = hedger(ev, 1);
+    // A floor alone, no share of calls, and a frozen clock: its savings but one spent already.
+    const h = hedger(ev, 0, 1);
+    for (let i = 0; i < SAVED_MIN - 1; i++) expect(h.take()).to.equal(true);
     const l1 = launcher();
     const one = sendHedged(
       A,
@@ -180,13 +183,13 @@ describe('hedged sends (src/exec/hedge.ts)', () => {
     expect(ev).to.include({ sent: 1 });
   });
 
-  it('never hedges when hedging is off (perSecond 0)', async () => {
+  it('never hedges when hedging is off (budgetPercent 0, minPerSecond 0)', async () => {
     const ev = new Events();
     const l = launcher();
     const done = sendHedged(
       A,
       l.launch,
-      hedger(ev, 0),
+      hedger(ev, 0, 0),
       () => B,
       () => undefined,
     );
