@@ -63,9 +63,9 @@ export function decodeEarliest(data: Buffer): number | undefined {
 export function grpcVerdict(reply: GrpcReply): Verdict {
   if (reply.code === 0) return 'ok';
   if (PRUNED.test(reply.message)) return 'pruned';
-  if (reply.code === GRPC_UNAVAILABLE) return 'node-failure';
+  if (reply.code === GRPC_UNAVAILABLE) return 'node_failure';
   if (reply.code === GRPC_RESOURCE_EXHAUSTED) return 'throttled';
-  return 'chain-error';
+  return 'chain_error';
 }
 
 function requestHeight(path: string, msg: Buffer | undefined): number | undefined {

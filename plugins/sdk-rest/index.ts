@@ -73,8 +73,8 @@ function restVerdict(reply: PassthroughReply): Verdict {
   const s = reply.status;
   if (s === 429) return 'throttled';
   const json = isObjectText(reply.text);
-  if (s >= 200 && s < 300) return json ? 'ok' : 'node-failure';
-  if (s < 400 || s >= 600) return 'node-failure';
+  if (s >= 200 && s < 300) return json ? 'ok' : 'node_failure';
+  if (s < 400 || s >= 600) return 'node_failure';
   // Errors are rare: reading the body here costs the hot path nothing.
   let body: { code?: unknown; message?: unknown } | undefined;
   if (json) {
@@ -88,10 +88,10 @@ function restVerdict(reply: PassthroughReply): Verdict {
   if (message !== undefined && PRUNED.test(message)) return 'pruned';
   // Any other 4xx is the chain's answer to this request (a bad address, an unknown
   // route: the SDK's router answers text/plain "404 page not found").
-  if (s < 500) return 'chain-error';
+  if (s < 500) return 'chain_error';
   // A gRPC status from the app is the chain's answer, except UNAVAILABLE.
-  if (typeof body?.code !== 'number' || message === undefined) return 'node-failure';
-  return body.code === GRPC_UNAVAILABLE ? 'node-failure' : 'chain-error';
+  if (typeof body?.code !== 'number' || message === undefined) return 'node_failure';
+  return body.code === GRPC_UNAVAILABLE ? 'node_failure' : 'chain_error';
 }
 
 function createHandler(namespaces: readonly string[], fullHistory: number, costs: CostTable, blockTimeMs: number): ChainHandler<RestMeta> {

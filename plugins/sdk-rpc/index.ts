@@ -134,11 +134,11 @@ interface MethodInfo {
  */
 function cometVerdict(status: number, text: string, err: RpcErrorInfo | undefined, refused: Verdict): Verdict {
   if (status === 429) return 'throttled';
-  if (status < 200 || status > 500) return 'node-failure';
+  if (status < 200 || status > 500) return 'node_failure';
   if (!isObjectText(text)) return refused;
   if (err === undefined) return status < 300 ? 'ok' : refused;
   // The reason is in `data` ("height 3 is not available, lowest height is 900").
-  return PRUNED.test(err.message) || PRUNED.test(memberRaw(text, 'error') ?? '') ? 'pruned' : 'chain-error';
+  return PRUNED.test(err.message) || PRUNED.test(memberRaw(text, 'error') ?? '') ? 'pruned' : 'chain_error';
 }
 
 function createHandler(
@@ -162,7 +162,7 @@ function createHandler(
   }
   const jsonrpc: JsonRpcCodec<RpcMeta> = {
     parse: (text) => parseJsonRpcBody(text, limits, { meta: paramsHeight }),
-    judge: (_call, reply) => cometVerdict(reply.status, reply.text, reply.error, 'node-failure'),
+    judge: (_call, reply) => cometVerdict(reply.status, reply.text, reply.error, 'node_failure'),
     // abci_info and the URI form are answered with id -1 whatever was sent.
     fixedReplyIds: ['-1'],
     // A transaction a node holds already (in its mempool cache) is accepted all the same.
@@ -176,7 +176,7 @@ function createHandler(
     // GET /<unknown> gets Go's http.NotFound ("404 page not found", plain text).
     passthrough: {
       judge: (_call, r) =>
-        cometVerdict(r.status, r.text, replyError(r.text), r.status >= 400 && r.status < 500 ? 'chain-error' : 'node-failure'),
+        cometVerdict(r.status, r.text, replyError(r.text), r.status >= 400 && r.status < 500 ? 'chain_error' : 'node_failure'),
     },
     http: {
       errorStyle: 'jsonrpc',

@@ -7,7 +7,8 @@ import { CallAborted, NodeFailure, NodeThrottled } from '../pool/failures.js';
 import type { PoolNode } from '../pool/pool-node.js';
 import type { Call } from '../plugin/contract.js';
 import type { RequestSpan } from '../trace/request-span.js';
-import type { Exchange, Sent, UpstreamOutcome } from './exchange.js';
+import type { Exchange, Sent } from './exchange.js';
+import type { UpstreamOutcome } from './outcome.js';
 import type { Attempted } from './hedge.js';
 
 /** A failed attempt's outcome in upstream metrics. */

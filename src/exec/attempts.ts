@@ -21,7 +21,8 @@ import { failureOutcome, tracedAttempt } from './attempt-span.js';
 import { Blame } from './blame.js';
 import { sendHedged, type Attempted, type Hedger } from './hedge.js';
 import { overBudget, type NodeWork } from './node-budget.js';
-import type { Exchange, ForwardObserver, Sent, UpstreamOutcome } from './exchange.js';
+import type { Exchange, ForwardObserver, Sent } from './exchange.js';
+import type { UpstreamOutcome } from './outcome.js';
 
 /** A call's result: its answer (with the verdict), or the table error it gets instead. */
 export type CallResult<A> = Sent<A> | GatewayError;
@@ -314,7 +315,7 @@ async function attemptAll<C extends Call, A>(
         (pruned ??= new Map()).set(i, s);
         return;
       }
-      if (s.verdict === 'chain-error' && outcome === 'ok') outcome = 'chain-error';
+      if (s.verdict === 'chain_error' && outcome === 'ok') outcome = 'chain_error';
       if (options.answeredBy !== undefined) options.answeredBy[i] = node;
       // An archive node's answer to a call the plugin neither routed to archive nor placed
       // within the full nodes' history may be archive state: never cached, so it cannot

@@ -20,7 +20,8 @@ import type { CallAccess, Principal } from './access.js';
 import { forward, type CallResult, type ForwardOptions } from './attempts.js';
 import { NodeWork } from './node-budget.js';
 import type { CacheCodec, Exchange } from './exchange.js';
-import type { OutcomeLabel, RequestOutcome } from './request-record.js';
+import type { ClientOutcome } from './outcome.js';
+import type { RequestOutcome } from './request-record.js';
 import { outcomeOf } from './request-record.js';
 
 /** Calls a transport answers itself once they are admitted (WebSocket subscribe and unsubscribe). */
@@ -58,7 +59,7 @@ export interface Refused {
 }
 
 /** What a result counts as in metrics, usage and the log. */
-export function resultOutcome<A>(r: CallResult<A> | undefined): OutcomeLabel {
+export function resultOutcome<A>(r: CallResult<A> | undefined): ClientOutcome {
   if (r === undefined) return 'ok';
   if (isGatewayError(r)) return outcomeOf(r);
   return r.verdict === 'ok' ? 'ok' : 'chain_error';

@@ -23,6 +23,7 @@ import type { CallResult, ForwardOptions } from './attempts.js';
 import { answerHash, type DisputeLog, type DisputedNode } from './disputes.js';
 import type { Exchange, Sent } from './exchange.js';
 import type { NodeWork } from './node-budget.js';
+import type { ConsensusOutcome } from './outcome.js';
 
 /** A call checked by agreement: as it is sent to every node, and how its answers compare. */
 export interface Agreement<C extends Call> {
@@ -50,8 +51,6 @@ interface Vote<A> {
   /** The table error the node's attempt ended with, if it failed. */
   readonly err?: GatewayError;
 }
-
-type Outcome = 'agreed' | 'majority' | 'archive' | 'refused' | 'failed';
 
 const TOO_FEW = 'nodes disagree: too few nodes gave the same answer';
 
@@ -162,7 +161,7 @@ export class ChainConsensus {
     answered: Vote<A> | undefined,
     give: (r: CallResult<A>, vote?: Vote<A>) => void,
   ): Promise<void> {
-    let outcome: Outcome = 'agreed';
+    let outcome: ConsensusOutcome = 'agreed';
     let winner = answered;
     if (winner === undefined) {
       const largest = this.largest(groups);
@@ -213,7 +212,7 @@ export class ChainConsensus {
     votes: Array<Vote<A>>,
     groups: Map<string, Array<Vote<A>>>,
     winner: Vote<A> | undefined,
-    outcome: Outcome,
+    outcome: ConsensusOutcome,
     method: string,
   ): void {
     const largest = this.largest(groups);
@@ -276,7 +275,7 @@ export class ChainConsensus {
   private vote<A>(node: PoolNode, r: CallResult<A>, rule: AgreementRule, agreeable: Exchange<Call, A>['agreeable']): Vote<A> {
     if (isGatewayError(r)) return { node, key: undefined, sent: undefined, err: r };
     if (r.answer === undefined || agreeable === undefined) return { node, key: undefined, sent: undefined };
-    if (r.verdict !== 'ok' && r.verdict !== 'chain-error') return { node, key: undefined, sent: r };
+    if (r.verdict !== 'ok' && r.verdict !== 'chain_error') return { node, key: undefined, sent: r };
     const { status, text } = agreeable(r.answer);
     const canonical = rule.canonical(text);
     return { node, key: canonical === undefined ? undefined : `${status} ${canonical}`, sent: r };

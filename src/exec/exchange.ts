@@ -7,6 +7,7 @@
 import type { CachedAnswer } from '../cache/cache-store.js';
 import type { Call, Routing, Verdict } from '../plugin/contract.js';
 import type { PoolNode } from '../pool/pool-node.js';
+import type { UpstreamOutcome } from './outcome.js';
 
 /** One call's answer from one node, with the verdict the plugin gave it. */
 export interface Sent<A> {
@@ -87,10 +88,6 @@ export interface CacheCodec<C extends Call, A> {
   /** A leader's answer given to a caller that waited on the same call (coalescing). */
   share(answer: A, call: C): A;
 }
-
-/** How one attempt on one node ended, as upstream metrics count it. */
-/** `cancelled`: a hedge that lost, or an attempt the client left, stopped before the node answered. */
-export type UpstreamOutcome = 'ok' | 'chain-error' | 'pruned' | 'failure' | 'timeout' | 'throttled' | 'cancelled';
 
 /** Why a call moved to another node. */
 export type RetryReason = 'failure' | 'throttled' | 'pruned';

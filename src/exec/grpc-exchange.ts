@@ -12,7 +12,8 @@ import type { GrpcCall, GrpcCodec } from '../plugin/contract.js';
 import { CallAborted, NodeFailure, NodeThrottled } from '../pool/failures.js';
 import type { StartedCall } from '../pool/grpc-client.js';
 import type { PoolNode } from '../pool/pool-node.js';
-import type { Exchange, Sent, UpstreamOutcome } from './exchange.js';
+import type { Exchange, Sent } from './exchange.js';
+import type { UpstreamOutcome } from './outcome.js';
 
 /** A node's answer as the transport relays it. */
 export interface GrpcAnswer {
@@ -73,7 +74,7 @@ export class GrpcExchange implements Exchange<GrpcCall, GrpcAnswer> {
     // The node refused the gateway's credentials (its headers): never the chain's answer.
     if (status.code === GRPC_UNAUTHENTICATED) throw new NodeFailure('status', "node refused the gateway's credentials (UNAUTHENTICATED)");
     const verdict = status.code === 0 ? 'ok' : this.codec.judge(call, { kind: 'grpc', code: status.code, message: status.message });
-    if (verdict === 'node-failure') throw new NodeFailure('status', `node answered ${grpcCodeName(status.code)}`);
+    if (verdict === 'node_failure') throw new NodeFailure('status', `node answered ${grpcCodeName(status.code)}`);
     if (verdict === 'throttled') throw new NodeThrottled();
     return [{ answer: { started, end: NOTHING_TO_END }, verdict, sure: true }];
   }

@@ -110,7 +110,7 @@ export class JsonRpcExchange implements Exchange<JsonRpcCall, string>, CacheCode
       if (text === undefined) return { answer: undefined, verdict: 'ok' as const, sure };
       const answer: JsonRpcReply = { kind: 'jsonrpc', status: reply.status, text, error: replyError(text) };
       const verdict = this.codec.judge(call, answer);
-      if (verdict === 'node-failure') throw new NodeFailure('garbage', 'node answer judged a failure');
+      if (verdict === 'node_failure') throw new NodeFailure('garbage', 'node answer judged a failure');
       if (verdict === 'throttled') throw new NodeThrottled();
       if (verdict === 'ok' && this.checks !== undefined && this.checks.mode !== 'off' && !this.checked(node, call, answer)) {
         return { answer: text, verdict, sure: false };

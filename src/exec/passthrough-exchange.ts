@@ -29,7 +29,7 @@ export class PassthroughExchange implements Exchange<PassthroughCall, UpstreamRe
     const refused = refusedCredentials(reply.status);
     if (refused !== undefined) throw refused;
     const verdict = this.codec.judge(call, { kind: 'passthrough', status: reply.status, text: reply.text });
-    if (verdict === 'node-failure') throw new NodeFailure('garbage', `node answered HTTP ${reply.status} unusably`);
+    if (verdict === 'node_failure') throw new NodeFailure('garbage', `node answered HTTP ${reply.status} unusably`);
     if (verdict === 'throttled') throw new NodeThrottled();
     return [{ answer: reply, verdict, sure: true }];
   }

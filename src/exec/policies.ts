@@ -58,20 +58,20 @@ export async function stateCall<C extends Call, A>(ctx: PolicyContext<C, A>, cal
   const held = chain.states.get(st.id, keyId);
   if (held === undefined) {
     miss('unknown');
-    return { answer: ids.notFound(call), verdict: 'chain-error', sure: false };
+    return { answer: ids.notFound(call), verdict: 'chain_error', sure: false };
   }
   // The node left rotation or the pool, or is drained: its state is out of reach, and clients make it anew.
   if (!held.node.inRotation || held.node.hold === 'draining' || !chain.pool.nodes.includes(held.node)) {
     chain.states.forget(st.id);
     miss('node_gone');
-    return { answer: ids.notFound(call), verdict: 'chain-error', sure: false };
+    return { answer: ids.notFound(call), verdict: 'chain_error', sure: false };
   }
   const r = (await ctx.forward([ids.use(call, held.nodeId)], [routing], { only: held.node }))[0] as CallResult<A>;
   if (isGatewayError(r)) {
     if (r.code !== 'NO_HEALTHY_NODE') return r;
     chain.states.forget(st.id);
     miss('node_gone');
-    return { answer: ids.notFound(call), verdict: 'chain-error', sure: false };
+    return { answer: ids.notFound(call), verdict: 'chain_error', sure: false };
   }
   if (r.answer !== undefined && ids.gone(r.answer)) {
     chain.states.forget(st.id);

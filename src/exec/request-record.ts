@@ -4,23 +4,16 @@
 
 import { randomUUID } from 'node:crypto';
 import type { KeyRecord } from '../auth/key-store.js';
-import { ERRORS, type ErrorCode, type GatewayError } from '../errors.js';
+import type { ErrorCode, GatewayError } from '../errors.js';
 import { USER_AGENT_MAX, type Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ForwardTrace } from './attempts.js';
-
-/** How a request ended, as metrics and logs label it: answered, the chain's error, a table error, or the client left. */
-export type OutcomeLabel = 'ok' | 'chain_error' | 'cancelled' | Lowercase<ErrorCode>;
-
-const ERROR_LABELS = Object.fromEntries(Object.keys(ERRORS).map((code) => [code, code.toLowerCase()])) as Record<
-  ErrorCode,
-  Lowercase<ErrorCode>
->;
+import { errorOutcome, type ClientOutcome } from './outcome.js';
 
 /** What one request came to, filled in along its way. */
 export interface RequestOutcome extends ForwardTrace {
   label: string;
-  outcome: OutcomeLabel;
+  outcome: ClientOutcome;
   key: KeyRecord | undefined;
   /** The response cache's part (undefined: nothing was cacheable). */
   cache: 'HIT' | 'MISS' | undefined;
@@ -73,7 +66,7 @@ export function userAgentOf(header: string | undefined): string | undefined {
 }
 
 export function outcomeOf(err: GatewayError): Lowercase<ErrorCode> {
-  return ERROR_LABELS[err.code];
+  return errorOutcome(err.code);
 }
 
 export interface RequestRecord {

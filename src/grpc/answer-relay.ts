@@ -6,8 +6,7 @@
 
 import { constants, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { GrpcAnswer } from '../exec/grpc-exchange.js';
-import type { UpstreamOutcome } from '../exec/exchange.js';
-import type { OutcomeLabel } from '../exec/request-record.js';
+import type { ClientOutcome, UpstreamOutcome } from '../exec/outcome.js';
 import { GRPC_DEADLINE_EXCEEDED, GRPC_UNAVAILABLE } from '../grpc-wire/codes.js';
 import { MessageScanner } from '../grpc-wire/frames.js';
 import { statusOf, statusTrailers } from '../grpc-wire/status.js';
@@ -28,7 +27,7 @@ export function relayable(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
 /** How a relayed call ended: the gRPC status the client got, the request's outcome, and the bytes of messages relayed. */
 export interface Relayed {
   readonly code: number;
-  readonly outcome: OutcomeLabel;
+  readonly outcome: ClientOutcome;
   readonly bytes: number;
 }
 
@@ -44,9 +43,9 @@ export interface RelayContext {
   readonly rate: Readonly<Record<string, string>> | undefined;
 }
 
-function outcomeOfVerdict(code: number, verdict: Verdict): OutcomeLabel {
+function outcomeOfVerdict(code: number, verdict: Verdict): ClientOutcome {
   if (code === 0) return 'ok';
-  return verdict === 'ok' || verdict === 'chain-error' || verdict === 'pruned' ? 'chain_error' : 'upstream_failed';
+  return verdict === 'ok' || verdict === 'chain_error' || verdict === 'pruned' ? 'chain_error' : 'upstream_failed';
 }
 
 /** A node's answer that ended before any message: one trailers-only response. */
@@ -89,7 +88,7 @@ export function relayStream(ctx: RelayContext, answer: GrpcAnswer): Promise<Rela
       // A client leaving is not the node's doing.
       const upstreamOutcome: UpstreamOutcome = gone
         ? 'ok'
-        : (failure ?? (verdict === 'ok' ? 'ok' : verdict === 'chain-error' || verdict === 'pruned' ? 'chain-error' : 'failure'));
+        : (failure ?? (verdict === 'ok' ? 'ok' : verdict === 'chain_error' || verdict === 'pruned' ? 'chain_error' : 'failure'));
       answer.end(upstreamOutcome);
       if (gone) resolve({ code: 1, outcome: 'cancelled', bytes });
       else if (failure === 'timeout') resolve({ code: status.code, outcome: 'upstream_timeout', bytes });

@@ -41,7 +41,7 @@ export class Metrics {
 
   readonly upstream = new FastCounter(
     'noderouter_upstream_requests_total',
-    'Requests sent to nodes, by chain, node and outcome (ok, chain-error, pruned, failure, timeout, throttled, cancelled: a hedge that lost or a client that left).',
+    'Requests sent to nodes, by chain, node and outcome (ok, chain_error, pruned, failure, timeout, throttled, cancelled: a hedge that lost or a client that left).',
     ['chain', 'node', 'outcome'],
     this.registry,
   );

@@ -7,6 +7,7 @@
 
 import type { IncomingHttpHeaders } from 'node:http';
 import type { TSchema } from '@sinclair/typebox';
+import type { Verdict } from '../exec/outcome.js';
 
 export type NodeRole = 'full' | 'archive';
 
@@ -118,16 +119,8 @@ export interface GrpcReply {
 
 export type Reply = JsonRpcReply | PassthroughReply | GrpcReply;
 
-/**
- * How the core treats a node's answer:
- * - ok / chain-error: relay to the client (a chain error is an answer, not a failure);
- * - pruned: the node lacks the state, try an archive node (when the key may have it);
- * - node-failure: counts against the node's breaker, try another node;
- * - throttled: the node said 429; back off from it without opening its breaker;
- * - oversize: the node refused the call as too big for it (a getLogs range, too many
- *   results): split in two by the codec's `bisect` and asked again, else relayed.
- */
-export type Verdict = 'ok' | 'chain-error' | 'pruned' | 'node-failure' | 'throttled' | 'oversize';
+/** How the core treats a node's answer: src/exec/outcome.ts. */
+export type { Verdict };
 
 /**
  * What checking a good answer against itself showed (a codec's `check`): `verified`, the

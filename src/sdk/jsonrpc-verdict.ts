@@ -13,17 +13,17 @@ const METHOD_NOT_FOUND = -32601;
 export function jsonRpcVerdict(reply: JsonRpcReply, pruned: RegExp): Verdict {
   const s = reply.status;
   if (s === 429) return 'throttled';
-  if (s >= 500 || s < 200) return 'node-failure';
-  if (!isObjectText(reply.text)) return 'node-failure';
+  if (s >= 500 || s < 200) return 'node_failure';
+  if (!isObjectText(reply.text)) return 'node_failure';
   const err = reply.error;
   // A non-2xx answer without a JSON-RPC error is a proxy's or the node's failure. One
   // with an error object (Besu answers invalid params with 400) is the chain's answer:
   // calling it a node failure would let one client's bad call open every breaker.
-  if (err === undefined) return s < 300 ? 'ok' : 'node-failure';
+  if (err === undefined) return s < 300 ? 'ok' : 'node_failure';
   if (err.code === -32005 && RATE_LIMITED.test(err.message)) return 'throttled';
   // geth: "the method x does not exist/is not available" is not about pruned state.
-  if (err.code === METHOD_NOT_FOUND) return 'chain-error';
-  return pruned.test(err.message) ? 'pruned' : 'chain-error';
+  if (err.code === METHOD_NOT_FOUND) return 'chain_error';
+  return pruned.test(err.message) ? 'pruned' : 'chain_error';
 }
 
 /** Splits `eth_getBalance` into its namespace and name (empty namespace when none). */

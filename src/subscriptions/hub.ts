@@ -90,7 +90,7 @@ class SubscribeExchange implements Exchange<JsonRpcCall, string> {
   private read(socket: NodeSocket<Shared>, text: string): Sent<string> {
     const { shared } = this;
     const verdict = this.codec.judge(shared.call, { kind: 'jsonrpc', status: 200, text, error: replyError(text) });
-    if (verdict === 'chain-error') {
+    if (verdict === 'chain_error') {
       return { answer: memberRaw(text, 'error') ?? '{"code":-32603,"message":"subscription refused"}', verdict, sure: true };
     }
     const id = verdict === 'ok' ? memberRaw(text, 'result') : undefined;

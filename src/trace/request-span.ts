@@ -62,7 +62,7 @@ export class AttemptSpan {
     readonly headers: Readonly<Record<string, string>>,
   ) {}
 
-  /** How the attempt ended: the node's verdict on the answer (ok, chain-error, pruned …) or the failure (failure, timeout, throttled, cancelled). */
+  /** How the attempt ended: the node's verdict on the answer (ok, chain_error, pruned …) or the failure (failure, timeout, throttled, cancelled). */
   end(verdict: string): void {
     this.span.setAttribute(ATTR.verdict, verdict);
     if (ATTEMPT_FAILED.has(verdict)) this.span.setStatus({ code: SpanStatusCode.ERROR, message: verdict });

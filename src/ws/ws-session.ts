@@ -296,7 +296,7 @@ export class WsSession implements Subscriber {
         }
         if ('refusal' in r) {
           giveBack();
-          return { answer: `{"jsonrpc":"2.0","id":${call.id},"error":${r.refusal}}`, verdict: 'chain-error', sure: false };
+          return { answer: `{"jsonrpc":"2.0","id":${call.id},"error":${r.refusal}}`, verdict: 'chain_error', sure: false };
         }
         if (this.closing) {
           giveBack();
@@ -347,6 +347,6 @@ export class WsSession implements Subscriber {
     // As the family's nodes answer an id they do not know.
     return found
       ? { answer: `{"jsonrpc":"2.0","id":${call.id},"result":true}`, verdict: 'ok', sure: false }
-      : { answer: `{"jsonrpc":"2.0","id":${call.id},"error":${JSON.stringify(ids.unknownId)}}`, verdict: 'chain-error', sure: false };
+      : { answer: `{"jsonrpc":"2.0","id":${call.id},"error":${JSON.stringify(ids.unknownId)}}`, verdict: 'chain_error', sure: false };
   }
 }

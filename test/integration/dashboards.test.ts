@@ -6,7 +6,8 @@ import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { DEFAULT_CHAINS, DEFAULT_TIERS, get, HUB_GRPC, rpc, startStack, type Stack } from '../support/harness.js';
 import { alertExprs, checkExpression, dashboards } from '../support/dashboards.js';
-import { parseExposition, parsePromQl } from '../support/promql.js';
+import { OUTCOME_LABELS } from '../../src/exec/outcome.js';
+import { labelMatches, parseExposition, parsePromQl } from '../support/promql.js';
 import { RpcSocket, until, wsUrl } from '../support/ws-client.js';
 
 describe('PromQL reading', () => {
@@ -19,6 +20,17 @@ describe('PromQL reading', () => {
       { metric: 'noderouter_y', labels: [] },
     ]);
     expect(refs.grouping).to.deep.equal(['chain', 'le']);
+  });
+});
+
+describe('PromQL label values', () => {
+  it('reads the values of plain matchers, and leaves template variables and real regexes out', () => {
+    expect(labelMatches('sum(rate(noderouter_x_total{chain=~"$chain",outcome!~"ok|chain_error",node="a",m=~"eth_.*"}[5m]))')).to.deep.equal(
+      [
+        { metric: 'noderouter_x_total', label: 'outcome', values: ['ok', 'chain_error'] },
+        { metric: 'noderouter_x_total', label: 'node', values: ['a'] },
+      ],
+    );
   });
 });
 
@@ -138,6 +150,22 @@ describe('Grafana dashboards and alert rules', function () {
   it('counts requests of both transports, which the Overview splits', () => {
     expect(scrape).to.match(/noderouter_requests_total\{[^}]*transport="http"\} [1-9]/);
     expect(scrape).to.match(/noderouter_requests_total\{chain="hub-grpc",[^}]*transport="grpc"\} [1-9]/);
+  });
+
+  it('names only outcome values the code emits, in the one spelling', async () => {
+    const exprs: Array<[string, string]> = [...(await alertExprs())];
+    for (const [f, d] of await dashboards())
+      for (const p of d.panels) for (const t of p.targets ?? []) if (t.expr !== undefined) exprs.push([`${f} "${p.title ?? ''}"`, t.expr]);
+    let checked = 0;
+    for (const [where, expr] of exprs) {
+      for (const m of labelMatches(expr)) {
+        const known = OUTCOME_LABELS.get(m.metric.replace(/_(bucket|sum|count)$/, ''));
+        if (m.label !== 'outcome' || known === undefined) continue;
+        for (const v of m.values) expect(known, `${where}: ${m.metric} outcome "${v}"`).to.include(v);
+        checked++;
+      }
+    }
+    expect(checked).to.be.greaterThan(2);
   });
 
   it('exports the error outcomes the alert rules name', () => {

@@ -94,7 +94,7 @@ export function scriptedPlugin(
         jsonrpc,
         http: { errorStyle: 'jsonrpc', parse: (req) => jsonrpc.parse(req.body.toString()) },
         passthrough: {
-          judge: (_call, r) => (r.status === 429 ? 'throttled' : r.status >= 500 ? 'node-failure' : r.status >= 400 ? 'chain-error' : 'ok'),
+          judge: (_call, r) => (r.status === 429 ? 'throttled' : r.status >= 500 ? 'node_failure' : r.status >= 400 ? 'chain_error' : 'ok'),
           relayHeaders: ['x-node-height'],
         },
         classify: (call) => ({ archive: false, cost: 1, label: call.method, ...routes[call.method] }),

@@ -158,3 +158,27 @@ export function parseExposition(text: string): Map<string, Set<string>> {
   }
   return out;
 }
+
+export interface LabelMatch {
+  readonly metric: string;
+  readonly label: string;
+  /** The values a matcher names: one for = and !=, each alternative of a plain =~ or !~ alternation. */
+  readonly values: string[];
+}
+
+const SELECTOR = /([A-Za-z_:][A-Za-z0-9_:]*)\{([^}]*)\}/g;
+const MATCHER = /([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"/g;
+const PLAIN = /^[A-Za-z0-9_|]*$/;
+
+/** The label values an expression's selectors name (template variables and real regexes left out). */
+export function labelMatches(expr: string): LabelMatch[] {
+  const out: LabelMatch[] = [];
+  for (const [, metric, inside] of expr.matchAll(SELECTOR)) {
+    for (const [, label, op, value] of (inside as string).matchAll(MATCHER)) {
+      const v = value as string;
+      if (!PLAIN.test(v)) continue;
+      out.push({ metric: metric as string, label: label as string, values: op === '=~' || op === '!~' ? v.split('|') : [v] });
+    }
+  }
+  return out;
+}

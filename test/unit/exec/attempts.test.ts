@@ -9,7 +9,8 @@
 import { expect } from 'chai';
 import { GatewayError, isGatewayError } from '../../../src/errors.js';
 import { forward, type CallResult, type ForwardOptions } from '../../../src/exec/attempts.js';
-import type { Exchange, ForwardObserver, RetryReason, Sent, UpstreamOutcome } from '../../../src/exec/exchange.js';
+import type { Exchange, ForwardObserver, RetryReason, Sent } from '../../../src/exec/exchange.js';
+import type { UpstreamOutcome } from '../../../src/exec/outcome.js';
 import { JsonRpcExchange } from '../../../src/exec/jsonrpc-exchange.js';
 import { DEFAULT_JSONRPC_LIMITS } from '../../../src/jsonrpc/envelope.js';
 import type { JsonRpcCall, JsonRpcCodec, Routing } from '../../../src/plugin/contract.js';

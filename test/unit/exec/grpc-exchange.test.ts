@@ -68,7 +68,7 @@ describe('gRPC exchange (src/exec/grpc-exchange.ts)', () => {
     parse: (c) => ({ kind: 'grpc', method: c.path, meta: undefined }),
     judge(_call: GrpcCall<undefined>, reply: GrpcReply): Verdict {
       judged.push([reply.code, reply.message]);
-      return reply.code === 14 ? 'node-failure' : reply.code === 8 ? 'throttled' : 'chain-error';
+      return reply.code === 14 ? 'node_failure' : reply.code === 8 ? 'throttled' : 'chain_error';
     },
   };
   const call = (method: string): GrpcCall => ({ kind: 'grpc', method, meta: undefined });
@@ -131,7 +131,7 @@ describe('gRPC exchange (src/exec/grpc-exchange.ts)', () => {
 
     it('has the plugin judge any other status, with its decoded message', async () => {
       const [sent] = await exchange().send(node, [call('/t.S/NotFound')], 1_000);
-      expect(sent?.verdict).to.equal('chain-error');
+      expect(sent?.verdict).to.equal('chain_error');
       expect(judged).to.deep.equal([[5, 'no such thing']]);
     });
 

@@ -163,7 +163,7 @@ describe('JSON-RPC exchange (src/exec/jsonrpc-exchange.ts)', () => {
         return plain.send(node, call, 1_000);
       };
       expect((await answer('{"jsonrpc":"2.0","id":1,"error":{"code":3,"message":"execution reverted"}}'))[0]?.verdict).to.equal(
-        'chain-error',
+        'chain_error',
       );
       expect((await answer('{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"missing trie node 00"}}'))[0]?.verdict).to.equal(
         'pruned',

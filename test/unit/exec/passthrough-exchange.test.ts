@@ -85,7 +85,7 @@ describe('passthrough exchange (src/exec/passthrough-exchange.ts)', () => {
     const get = call({ method: 'GET', path: '/x' });
     rpc.handler = () => ({ status: 404, body: '{"code":5,"message":"not found"}' });
     const [missing] = await x.send(node, [get], 1_000);
-    expect([missing?.verdict, missing?.answer?.status]).to.deep.equal(['chain-error', 404]);
+    expect([missing?.verdict, missing?.answer?.status]).to.deep.equal(['chain_error', 404]);
     rpc.handler = () => ({ status: 429, body: '' });
     expect(await rejection(x.send(node, [get], 1_000))).to.be.instanceOf(NodeThrottled);
     rpc.handler = () => ({ status: 502, body: '<html></html>' });

@@ -203,9 +203,9 @@ describe('evm plugin', () => {
     });
 
     it('relays the chain’s own errors', () => {
-      expect(err('execution reverted: not owner', 3)).to.equal('chain-error');
-      expect(err('invalid argument 0: hex string without 0x prefix', -32602)).to.equal('chain-error');
-      expect(err('the method eth_foo does not exist/is not available', -32601)).to.equal('chain-error');
+      expect(err('execution reverted: not owner', 3)).to.equal('chain_error');
+      expect(err('invalid argument 0: hex string without 0x prefix', -32602)).to.equal('chain_error');
+      expect(err('the method eth_foo does not exist/is not available', -32601)).to.equal('chain_error');
     });
 
     it('backs off on 429 and a node’s own rate limit', () => {
@@ -215,13 +215,13 @@ describe('evm plugin', () => {
 
     it('blames the node for 5xx, HTML, truncated or non-object answers', () => {
       expect(judge(200, '{"jsonrpc":"2.0","id":1,"result":"0x"}')).to.equal('ok');
-      expect(judge(500, '{"jsonrpc":"2.0","id":1,"result":"0x"}')).to.equal('node-failure');
-      expect(judge(502, '<html><body>Bad gateway</body></html>')).to.equal('node-failure');
-      expect(judge(200, '<html></html>')).to.equal('node-failure');
-      expect(judge(200, '{"jsonrpc":"2.0","id":1,"res')).to.equal('node-failure');
-      expect(judge(200, '"0x1"')).to.equal('node-failure');
-      expect(judge(404, '{"message":"not found"}')).to.equal('node-failure');
-      expect(judge(301, '')).to.equal('node-failure');
+      expect(judge(500, '{"jsonrpc":"2.0","id":1,"result":"0x"}')).to.equal('node_failure');
+      expect(judge(502, '<html><body>Bad gateway</body></html>')).to.equal('node_failure');
+      expect(judge(200, '<html></html>')).to.equal('node_failure');
+      expect(judge(200, '{"jsonrpc":"2.0","id":1,"res')).to.equal('node_failure');
+      expect(judge(200, '"0x1"')).to.equal('node_failure');
+      expect(judge(404, '{"message":"not found"}')).to.equal('node_failure');
+      expect(judge(301, '')).to.equal('node_failure');
     });
   });
 

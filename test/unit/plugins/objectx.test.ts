@@ -66,12 +66,12 @@ describe('objectx plugin', () => {
     const errText = '{"jsonrpc":"2.0","id":1,"error":{}}';
     expect(judge(200, errText, { code: -32602, message: 'Checkpoint 5 was pruned' })).to.equal('pruned');
     expect(judge(200, errText, { code: -32602, message: 'Object version 3 is not available on this fullnode' })).to.equal('pruned');
-    expect(judge(200, errText, { code: -32602, message: 'Invalid params' })).to.equal('chain-error');
+    expect(judge(200, errText, { code: -32602, message: 'Invalid params' })).to.equal('chain_error');
     expect(judge(200, '{"jsonrpc":"2.0","id":1,"result":{}}')).to.equal('ok');
     expect(judge(429, '')).to.equal('throttled');
-    expect(judge(503, '{}')).to.equal('node-failure');
-    expect(judge(200, '<html>')).to.equal('node-failure');
-    expect(judge(200, '{"jsonrpc":"2.0","id":1,"result":{"seq')).to.equal('node-failure');
+    expect(judge(503, '{}')).to.equal('node_failure');
+    expect(judge(200, '<html>')).to.equal('node_failure');
+    expect(judge(200, '{"jsonrpc":"2.0","id":1,"result":{"seq')).to.equal('node_failure');
   });
 
   it('validates options', () => {

@@ -124,9 +124,9 @@ describe('sdk-grpc plugin', () => {
 
     it('blames the node for UNAVAILABLE, backs off on RESOURCE_EXHAUSTED, relays the rest', () => {
       expect(judge(0)).to.equal('ok');
-      expect(judge(14, 'connection refused')).to.equal('node-failure');
+      expect(judge(14, 'connection refused')).to.equal('node_failure');
       expect(judge(8, 'too many requests')).to.equal('throttled');
-      for (const code of [2, 3, 5, 7, 12, 13]) expect(judge(code, 'account not found'), String(code)).to.equal('chain-error');
+      for (const code of [2, 3, 5, 7, 12, 13]) expect(judge(code, 'account not found'), String(code)).to.equal('chain_error');
     });
   });
 

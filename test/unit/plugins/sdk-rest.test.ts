@@ -184,22 +184,22 @@ describe('sdk-rest plugin', () => {
 
     it('relays 4xx and the app’s gRPC statuses as the chain’s answer', () => {
       expect(judge(200, '{"params":{}}')).to.equal('ok');
-      expect(judge(400, '{"code":3,"message":"invalid address","details":[]}')).to.equal('chain-error');
-      expect(judge(404, '{"code":5,"message":"not found"}')).to.equal('chain-error');
-      expect(judge(404, '404 page not found')).to.equal('chain-error');
-      expect(judge(500, '{"code":13,"message":"internal"}')).to.equal('chain-error');
-      expect(judge(501, '{"code":12,"message":"unimplemented"}')).to.equal('chain-error');
+      expect(judge(400, '{"code":3,"message":"invalid address","details":[]}')).to.equal('chain_error');
+      expect(judge(404, '{"code":5,"message":"not found"}')).to.equal('chain_error');
+      expect(judge(404, '404 page not found')).to.equal('chain_error');
+      expect(judge(500, '{"code":13,"message":"internal"}')).to.equal('chain_error');
+      expect(judge(501, '{"code":12,"message":"unimplemented"}')).to.equal('chain_error');
     });
 
     it('blames the node for 429, UNAVAILABLE, other 5xx, HTML and non-JSON 2xx', () => {
       expect(judge(429, '{"code":8,"message":"too many"}')).to.equal('throttled');
-      expect(judge(503, '{"code":14,"message":"unavailable"}')).to.equal('node-failure');
-      expect(judge(502, '<html><body>Bad Gateway</body></html>')).to.equal('node-failure');
-      expect(judge(500, '{"error":"boom"}')).to.equal('node-failure');
-      expect(judge(500, '{"code":"13","message":"x"}')).to.equal('node-failure');
-      expect(judge(200, '<!doctype html><html></html>')).to.equal('node-failure');
-      expect(judge(200, '{"params":{"max_memo')).to.equal('node-failure');
-      expect(judge(302, '')).to.equal('node-failure');
+      expect(judge(503, '{"code":14,"message":"unavailable"}')).to.equal('node_failure');
+      expect(judge(502, '<html><body>Bad Gateway</body></html>')).to.equal('node_failure');
+      expect(judge(500, '{"error":"boom"}')).to.equal('node_failure');
+      expect(judge(500, '{"code":"13","message":"x"}')).to.equal('node_failure');
+      expect(judge(200, '<!doctype html><html></html>')).to.equal('node_failure');
+      expect(judge(200, '{"params":{"max_memo')).to.equal('node_failure');
+      expect(judge(302, '')).to.equal('node_failure');
     });
   });
 

@@ -131,26 +131,26 @@ describe('sdk-rpc plugin', () => {
     it('relays other errors as the chain’s answer, ids as the node sent them', () => {
       const notFound = '{"jsonrpc":"2.0","id":-1,"error":{"code":-32603,"message":"Internal error","data":"tx (AB) not found"}}';
       expect(h.judge(call('tx'), { status: 200, text: notFound, error: { code: -32603, message: 'Internal error' } })).to.equal(
-        'chain-error',
+        'chain_error',
       );
-      expect(h.judge(uriCall, { status: 500, text: notFound })).to.equal('chain-error');
+      expect(h.judge(uriCall, { status: 500, text: notFound })).to.equal('chain_error');
       const noMethod = '{"jsonrpc":"2.0","id":-1,"error":{"code":-32601,"message":"Method not found"}}';
-      expect(h.judge(uriCall, { status: 404, text: noMethod })).to.equal('chain-error');
+      expect(h.judge(uriCall, { status: 404, text: noMethod })).to.equal('chain_error');
       // Go's http.NotFound for GET /<unknown>: the answer to this request, not node trouble.
-      expect(h.judge(uriCall, { status: 404, text: '404 page not found\n' })).to.equal('chain-error');
+      expect(h.judge(uriCall, { status: 404, text: '404 page not found\n' })).to.equal('chain_error');
       expect(h.judge(call('abci_info'), { status: 200, text: '{"jsonrpc":"2.0","id":-1,"result":{"response":{}}}' })).to.equal('ok');
     });
 
     it('blames the node for 429, gateway errors, non-JSON and truncated answers', () => {
       expect(h.judge(uriCall, { status: 429, text: '' })).to.equal('throttled');
-      expect(h.judge(uriCall, { status: 502, text: pruned })).to.equal('node-failure');
-      expect(h.judge(uriCall, { status: 503, text: '<html>down</html>' })).to.equal('node-failure');
-      expect(h.judge(uriCall, { status: 500, text: '<html>down</html>' })).to.equal('node-failure');
-      expect(h.judge(uriCall, { status: 500, text: '{"jsonrpc":"2.0","id":-1,"result":{}}' })).to.equal('node-failure');
-      expect(h.judge(uriCall, { status: 200, text: 'oops' })).to.equal('node-failure');
-      expect(h.judge(uriCall, { status: 200, text: '{"jsonrpc":"2.0","id":-1,"result":{"bl' })).to.equal('node-failure');
-      expect(h.judge(call('block'), { status: 404, text: '404 page not found' })).to.equal('node-failure');
-      expect(h.judge(call('block'), { status: 200, text: '"x"' })).to.equal('node-failure');
+      expect(h.judge(uriCall, { status: 502, text: pruned })).to.equal('node_failure');
+      expect(h.judge(uriCall, { status: 503, text: '<html>down</html>' })).to.equal('node_failure');
+      expect(h.judge(uriCall, { status: 500, text: '<html>down</html>' })).to.equal('node_failure');
+      expect(h.judge(uriCall, { status: 500, text: '{"jsonrpc":"2.0","id":-1,"result":{}}' })).to.equal('node_failure');
+      expect(h.judge(uriCall, { status: 200, text: 'oops' })).to.equal('node_failure');
+      expect(h.judge(uriCall, { status: 200, text: '{"jsonrpc":"2.0","id":-1,"result":{"bl' })).to.equal('node_failure');
+      expect(h.judge(call('block'), { status: 404, text: '404 page not found' })).to.equal('node_failure');
+      expect(h.judge(call('block'), { status: 200, text: '"x"' })).to.equal('node_failure');
     });
   });
 

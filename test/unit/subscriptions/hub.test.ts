@@ -9,7 +9,8 @@ import { expect } from 'chai';
 import evm from '../../../plugins/evm/index.js';
 import { startDevnet, type Devnet } from '../../../src/devnet/index.js';
 import { isGatewayError } from '../../../src/errors.js';
-import type { ForwardObserver, UpstreamOutcome } from '../../../src/exec/exchange.js';
+import type { ForwardObserver } from '../../../src/exec/exchange.js';
+import type { UpstreamOutcome } from '../../../src/exec/outcome.js';
 import { DEFAULT_JSONRPC_LIMITS } from '../../../src/jsonrpc/envelope.js';
 import type { JsonRpcCall, JsonRpcCodec, SubscriptionCodec } from '../../../src/plugin/contract.js';
 import type { PoolNode } from '../../../src/pool/pool-node.js';
@@ -189,7 +190,7 @@ describe('subscription hub (src/subscriptions/hub.ts)', () => {
     const r = await hub.subscribe(new Client(), subscribeCall(['bogus']), 'eth_unsubscribe');
     expect(r).to.deep.equal({ refusal: '{"code":-32602,"message":"no \\"bogus\\" subscription in eth namespace"}' });
     expect([hub.subscriptions, hub.nodeSubscriptions]).to.deep.equal([0, 0]);
-    expect(upstream.map(([, o]) => o)).to.deep.equal(['chain-error']);
+    expect(upstream.map(([, o]) => o)).to.deep.equal(['chain_error']);
   });
 
   it('answers with the error table when no node can take a subscription', async () => {
