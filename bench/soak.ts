@@ -22,6 +22,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -184,6 +185,9 @@ interface Sample {
   lagMs: number;
 }
 
+/** Processes to stop if the soak itself fails half way. */
+const spawned = new Set<ChildProcess>();
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** `n` distinct free ports: each held open until all are taken, so none is handed out twice. */
@@ -297,6 +301,7 @@ async function main(): Promise<number> {
       ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
+    spawned.add(redis);
     redis.stderr?.on('data', (d: Buffer) => console.error(`redis-server: ${d.toString().trim()}`));
     redis.on('error', (err) => console.error(`redis-server: ${err.message}`));
     for (let i = 0; i < 100; i++) {
@@ -329,13 +334,27 @@ async function main(): Promise<number> {
     ['--import', 'tsx', '--import', probe, '--conditions=source', 'src/bin.ts', 'serve', '--config', file],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODEROUTER_SOAK_HANDLES: handlesDir } },
   );
+  spawned.add(child);
   let out = '';
   let errText = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (errText += d.toString()));
+  // The gateway's own lines (warn and above), kept beside the report.
+  const gatewayLog = createWriteStream(join(outDir, 'gateway.log'));
+  child.stdout.on('data', (d: Buffer) => {
+    if (out.length < 65_536) out += d.toString();
+    gatewayLog.write(d);
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    errText = (errText + d.toString()).slice(-8192);
+    gatewayLog.write(d);
+  });
   let stopping = false;
+  /** Set when the gateway exits on its own: the soak stops there and reports. */
+  let died = false;
   child.on('exit', (code, signal) => {
-    if (!stopping) findings.push(`the gateway exited unexpectedly (${code ?? signal})`);
+    if (stopping) return;
+    died = true;
+    findings.push(`the gateway exited unexpectedly (${code ?? signal}) at ${((Date.now() - t0) / 1000).toFixed(0)} s; see gateway.log`);
+    log(`the gateway exited unexpectedly (${code ?? signal}); its last lines:\n${errText.slice(-2000)}`);
   });
   const started = Date.now();
   while (!/serving (\S+) \(admin (\S+)\)/.test(out) && Date.now() - started < 60_000 && child.exitCode === null) await sleep(50);
@@ -355,9 +374,11 @@ async function main(): Promise<number> {
   };
   const keys = { main: await makeKey('enterprise'), tiny: await makeKey('tiny'), unknown: `nrk_${'0'.repeat(32)}` };
 
-  // The load: calls due at even intervals whatever the answers do (open loop), on a pool
-  // of kept-alive connections, each timed from when it was sent to its body's end.
-  let agent = new Agent({ connections: 32, headersTimeout: 60_000, bodyTimeout: 60_000 });
+  // The load: calls due at even intervals whatever the answers do (open loop), on
+  // kept-alive connections with no cap (a cap would queue every call behind those a
+  // hung node holds: the client's stall, not the gateway's), each timed from when it
+  // was sent to its body's end.
+  let agent = new Agent({ headersTimeout: 60_000, bodyTimeout: 60_000 });
   const calls: Call[] = [];
   const pending = new Set<Promise<void>>();
   let seq = 0;
@@ -437,7 +458,7 @@ async function main(): Promise<number> {
   /** Sockets and timers once idle: no load, no client connection, keep-alives timed out. */
   const quiet = async (): Promise<Handles> => {
     await agent.close();
-    agent = new Agent({ connections: 32, headersTimeout: 60_000, bodyTimeout: 60_000 });
+    agent = new Agent({ headersTimeout: 60_000, bodyTimeout: 60_000 });
     await sleep(8000);
     return handles();
   };
@@ -507,26 +528,32 @@ async function main(): Promise<number> {
     }
   };
 
+  const sleepUnlessDied = async (ms: number): Promise<void> => {
+    const until = Date.now() + ms;
+    while (!died && Date.now() < until) await sleep(Math.min(250, until - Date.now()));
+  };
   startLoad();
   let clearCurrent: (() => Promise<void>) | undefined;
   const slots = Math.floor(END / (FAULT_S * 1000));
   // The first period is left clean: it is what the rest is compared with.
   for (let slot = 1; slot < slots || (slot === 1 && slots <= 1); slot++) {
     const at = slot * FAULT_S * 1000;
-    if (at + FAULT_ON_S * 1000 > END) break;
-    await sleep(Math.max(0, t0 + at - Date.now()));
+    if (at + FAULT_ON_S * 1000 > END || died) break;
+    await sleepUnlessDied(t0 + at - Date.now());
+    if (died) break;
     const kind = kinds[(slot - 1) % kinds.length] as FaultKind;
     const { target, clear } = await begin(kind, Math.floor((slot - 1) / kinds.length));
     const run: FaultRun = { kind, target, start: Date.now() - t0, end: Date.now() - t0 };
     faults.push(run);
     log(`fault: ${FAULTS[kind].label} (${target})`);
     clearCurrent = clear;
-    await sleep(FAULT_ON_S * 1000);
+    await sleepUnlessDied(FAULT_ON_S * 1000);
     await clear();
     clearCurrent = undefined;
     run.end = Date.now() - t0;
   }
-  await sleep(Math.max(0, t0 + END - Date.now()));
+  await sleepUnlessDied(t0 + END - Date.now());
+  const ended = Date.now() - t0;
   await clearCurrent?.();
   for (const n of devnet.nodes.values()) await n.clearFaults();
   await stopLoad();
@@ -534,12 +561,15 @@ async function main(): Promise<number> {
   await sample();
   loopDelay.disable();
   log('load stopped; waiting for idle');
-  const after = await quiet();
-  log(`after, once idle: ${JSON.stringify(after)}`);
+  const after = died ? before : await quiet();
+  if (!died) log(`after, once idle: ${JSON.stringify(after)}`);
 
   stopping = true;
   child.kill('SIGTERM');
-  const code = await new Promise<number | null>((res) => (child.exitCode !== null ? res(child.exitCode) : child.on('exit', res)));
+  const code = died
+    ? 0
+    : await new Promise<number | null>((res) => (child.exitCode !== null ? res(child.exitCode) : child.on('exit', res)));
+  gatewayLog.end();
   await agent.close();
   await devnet.close();
   await stopRedis();
@@ -600,7 +630,7 @@ async function main(): Promise<number> {
   };
   // Minute 5 against the last minute: RSS settles in the first minutes (JIT, caches, pools).
   const rssFrom = MINUTES >= 10 ? avgRss(4 * 60_000, 5 * 60_000) : 0;
-  const rssTo = avgRss(END - 60_000, END + 1);
+  const rssTo = avgRss(ended - 60_000, ended + 1);
   const rssGrowth = rssFrom > 0 ? rssTo / rssFrom - 1 : undefined;
   if (rssGrowth !== undefined && rssGrowth >= 0.1)
     findings.push(
@@ -763,6 +793,7 @@ main().then(
   (code) => process.exit(code),
   (err: unknown) => {
     console.error(err);
+    for (const p of spawned) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
     process.exit(1);
   },
 );
