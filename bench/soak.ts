@@ -607,7 +607,11 @@ async function main(): Promise<number> {
     findings.push(
       `${badStatus.length} call(s) with a status their kind never gets (${[...new Set(badStatus.map((c) => `${c.kind.name} ${c.status}`))].slice(0, 8).join(', ')})`,
     );
-  if (slowOutside.length > 0)
+  // On a short CI run, on a machine shared with other jobs, a stall of the machine
+  // itself would fail it: there calls over 2 s are shown, judged only on long runs.
+  if (slowOutside.length > 0 && opts.ci)
+    console.log(`note: ${slowOutside.length} call(s) over 2 s outside a fault window (not judged with --ci)`);
+  if (slowOutside.length > 0 && !opts.ci)
     findings.push(
       `${slowOutside.length} call(s) over 2 s outside a fault window (at ${slowOutside
         .slice(0, 5)
