@@ -49,6 +49,9 @@ interface Slot {
   timer: NodeJS.Timeout | undefined;
 }
 
+/** A message to a worker that just died: its exit handler closes the channel; nothing else to do. */
+const ignoreGone = (): void => undefined;
+
 /** How long to wait before forking a worker again after `failures` deaths in a row: none after the first, then doubling to a cap. */
 export function restartDelay(failures: number): number {
   return failures === 0 ? 0 : Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** (failures - 1));
@@ -153,7 +156,10 @@ export class ClusterPrimary {
     }
     const s = slot;
     const worker = cluster.fork({ NODEROUTER_WORKER: String(index) });
-    const channel = new Channel((m) => worker.send(m));
+    // A worker killed a moment ago still gets the replies to what it asked: the failed write
+    // goes to this callback, never to an 'error' event nobody listens to, which would end the
+    // primary (and with it every worker's listener: connections refused).
+    const channel = new Channel((m) => worker.send(m, undefined, undefined, ignoreGone));
     const slots = this.config.store.kind === 'file' ? new WorkerSlots(this.gateway.services.bundle.slots) : undefined;
     s.worker = worker;
     s.channel = channel;

@@ -27,10 +27,14 @@ export type MetricsJson = Array<{
   values: Array<{ value: number; labels: Record<string, string | number> }>;
 }>;
 
+/** A write to a primary that is gone: 'disconnect' stops this worker; nothing else to do. */
+const ignoreGone = (): void => undefined;
+
 export async function runWorker(): Promise<void> {
   const send = process.send?.bind(process);
   if (send === undefined) throw new Error('a worker needs its primary (started by node:cluster)');
-  const primary = new Channel((m) => send(m));
+  // A write to a primary that is gone fails in this callback, not as an uncaught 'error': 'disconnect' stops this worker.
+  const primary = new Channel((m) => send(m, undefined, undefined, ignoreGone));
   process.on('message', (m: unknown) => primary.receive(m));
   // Set once started; what the primary pushes before then is taken at start (takeFromPrimary).
   const state: { gateway?: Gateway } = {};
