@@ -36,7 +36,16 @@ import { HttpCalls } from './http/http-calls.js';
 import { TrustedProxies } from './exec/client-address.js';
 import { ClientConnections } from './ingress/client-connections.js';
 import { createTrafficHandler } from './http/traffic-handler.js';
-import { applyTrafficLimits, closeServer, createTrafficServer, listen, urlOf } from './listeners.js';
+import {
+  applyTrafficLimits,
+  closeServer,
+  createTrafficServer,
+  drainConnections,
+  listen,
+  OpenConnections,
+  stopAccepting,
+  urlOf,
+} from './listeners.js';
 import { createLogger, type Logger } from './log.js';
 import { RotatingFile } from './log-file.js';
 import { Metrics } from './metrics/metrics.js';
@@ -92,8 +101,12 @@ export class Gateway {
   private throttle: SigninThrottle | undefined;
   private reloading: Promise<boolean> | undefined;
   private closing: Promise<void> | undefined;
-  /** The listeners stopped accepting: answers close their connections, new requests get 503. */
+  /** The listeners stopped accepting: every answer closes its connection. */
   private stopping = false;
+  /** The traffic listener's connections, closed one by one when it is safe (drainConnections). */
+  private readonly open = new OpenConnections();
+  /** The traffic listener closed (stopAccepting); settles when its last connection is gone. */
+  private unlistened: Promise<void> | undefined;
   /** The wait of shutdown() before close(), and how to end it early. */
   private delaying: Promise<void> | undefined;
   private endDelay: (() => void) | undefined;
@@ -368,7 +381,12 @@ export class Gateway {
       trustedProxies: () => this.proxies,
       tracing: this.tracing,
     });
-    const traffic = createTrafficServer(config.server, onRequest, new ClientConnections(() => this.limits().maxConnectionsPerClient));
+    const traffic = createTrafficServer(
+      config.server,
+      onRequest,
+      new ClientConnections(() => this.limits().maxConnectionsPerClient),
+      this.open,
+    );
     this.ws = new WsGateway({
       endpoints: () => this.chains.http(),
       runtime: (name) => this.chains.byName(name),
@@ -551,10 +569,11 @@ export class Gateway {
   }
 
   /**
-   * Graceful stop: readiness turns 503 and the listeners stop accepting; idle kept-alive
-   * connections close at once, requests in flight are answered with `connection: close`
-   * (cut after server.shutdownTimeoutMs), then nodes, usage (flushed) and the store
-   * close; the admin listener goes last so readiness is visible meanwhile.
+   * Graceful stop: readiness turns 503 and the listeners stop accepting; every request
+   * received (or being received) is answered with `connection: close`, a kept-alive
+   * connection that brings none closes after a short grace (drainConnections); whatever
+   * is open server.shutdownTimeoutMs later is cut. Then nodes, usage (flushed) and the
+   * store close; the admin listener goes last so readiness is visible meanwhile.
    */
   close(): Promise<void> {
     this.endDelay?.();
@@ -562,16 +581,35 @@ export class Gateway {
     return this.closing;
   }
 
+  /**
+   * Close the traffic listener and nothing else: connections already accepted are served
+   * as before. A cluster's worker does this when the primary asks, so that every copy of
+   * the shared socket is closed before any worker answers with `connection: close` (a
+   * client that reconnects then is refused at connect, never accepted by the kernel into
+   * a queue no process reads).
+   */
+  stopAccepting(): void {
+    const traffic = this.ws === undefined ? undefined : this.servers[0];
+    if (traffic !== undefined) this.unlistened ??= stopAccepting(traffic);
+  }
+
   private async doClose(): Promise<void> {
     this.lifecycle = 'draining';
+    // Closed before the first answer that says `connection: close`, in the same tick.
+    this.stopAccepting();
     this.stopping = true;
     const [traffic, ...others] = this.ws === undefined ? [undefined, ...this.servers] : this.servers;
     const timeoutMs = this.config.server.shutdownTimeoutMs;
-    const cut = setTimeout(() => traffic?.closeAllConnections(), timeoutMs);
+    const stopWatch = drainConnections(this.open, Math.min(this.config.server.shutdownIdleMs, timeoutMs));
+    const cut = setTimeout(() => {
+      traffic?.closeAllConnections();
+      for (const socket of this.open.sockets) socket.destroy();
+    }, timeoutMs);
     const grpcClosed = this.grpc?.close(timeoutMs);
     // WebSocket clients are told first (1001), so the listener's close does not wait on them.
     await this.ws?.close();
-    if (traffic !== undefined) await closeServer(traffic);
+    await this.unlistened;
+    stopWatch();
     clearTimeout(cut);
     await grpcClosed;
     await Promise.all(this.chains.all.map((c) => closeChainRuntime(c)));

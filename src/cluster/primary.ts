@@ -6,7 +6,8 @@
 // per chain (its verdict pushed after every round), the admin listener with one
 // aggregated /metrics, and the config (validated here once, then sent to every worker).
 // A worker that dies is forked again, at once the first time and with a growing pause
-// while it keeps dying; SIGTERM drains every worker as one process drains, then the
+// while it keeps dying; SIGTERM drains every worker as one process drains (the primary
+// says when: every worker stops accepting before any closes a connection), then the
 // primary closes the shared state last.
 
 import cluster, { type Worker } from 'node:cluster';
@@ -49,6 +50,9 @@ interface Slot {
   timer: NodeJS.Timeout | undefined;
 }
 
+/** A message to a worker that just died: its exit handler closes the channel; nothing else to do. */
+const ignoreGone = (): void => undefined;
+
 /** How long to wait before forking a worker again after `failures` deaths in a row: none after the first, then doubling to a cap. */
 export function restartDelay(failures: number): number {
   return failures === 0 ? 0 : Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** (failures - 1));
@@ -73,6 +77,8 @@ function timeout<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
 export class ClusterPrimary {
   private readonly slots: Slot[] = [];
   private stopping: Promise<void> | undefined;
+  /** Ends SIGTERM's wait (server.shutdownDelayMs) early: SIGINT or a second signal. */
+  private endDelay: (() => void) | undefined;
   private starting = true;
   private readonly registry = new Registry();
   private readonly workersGauge: Gauge;
@@ -153,7 +159,10 @@ export class ClusterPrimary {
     }
     const s = slot;
     const worker = cluster.fork({ NODEROUTER_WORKER: String(index) });
-    const channel = new Channel((m) => worker.send(m));
+    // A worker killed a moment ago still gets the replies to what it asked: the failed write
+    // goes to this callback, never to an 'error' event nobody listens to, which would end the
+    // primary (and with it every worker's listener: connections refused).
+    const channel = new Channel((m) => worker.send(m, undefined, undefined, ignoreGone));
     const slots = this.config.store.kind === 'file' ? new WorkerSlots(this.gateway.services.bundle.slots) : undefined;
     s.worker = worker;
     s.channel = channel;
@@ -277,20 +286,36 @@ export class ClusterPrimary {
   }
 
   /**
-   * SIGTERM: readiness 503 at once, every worker drains as one process does
-   * (server.shutdownDelayMs serving, then in-flight requests answered); SIGINT (or a
-   * second signal): they stop accepting at once. The shared state closes (usage
-   * flushed) once the last worker is gone.
+   * SIGTERM: readiness 503 at once while every worker serves as before for
+   * server.shutdownDelayMs; SIGINT (or a second signal) skips the wait. Then every worker
+   * closes its copy of the shared listening socket, and only once all have (the socket
+   * is closed: a new connection is refused at connect) do they answer what they hold
+   * with `connection: close` and exit. A worker that answered `connection: close` while
+   * another still listened would send its clients' reconnections into that worker's
+   * queue, which the kernel resets when the last copy closes. The shared state closes
+   * (usage flushed) once the last worker is gone.
    */
   stop(signal: 'SIGINT' | 'SIGTERM'): Promise<void> {
-    for (const { channel } of this.live()) channel.note('shutdown', signal);
-    this.stopping ??= this.doStop();
+    if (signal === 'SIGINT' || this.stopping !== undefined) this.endDelay?.();
+    this.stopping ??= this.doStop(signal === 'SIGINT' ? 0 : this.config.server.shutdownDelayMs);
     return this.stopping;
   }
 
-  private async doStop(): Promise<void> {
+  private async doStop(delayMs: number): Promise<void> {
     this.gateway.drain();
     for (const s of this.slots) if (s.timer !== undefined) clearTimeout(s.timer);
+    if (delayMs > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delayMs);
+        this.endDelay = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    // Each answer comes after the worker's copy is closed (and Node's note of it, on the same ordered link).
+    await Promise.all(this.live().map(({ channel }) => timeout(channel.request('stopAccepting'), ASK_TIMEOUT_MS)));
+    for (const { channel } of this.live()) channel.note('shutdown');
     await new Promise<void>((resolve) => {
       const check = (): void => {
         if (this.slots.every((s) => s.worker === undefined)) {

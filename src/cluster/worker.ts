@@ -27,20 +27,25 @@ export type MetricsJson = Array<{
   values: Array<{ value: number; labels: Record<string, string | number> }>;
 }>;
 
+/** A write to a primary that is gone: 'disconnect' stops this worker; nothing else to do. */
+const ignoreGone = (): void => undefined;
+
 export async function runWorker(): Promise<void> {
   const send = process.send?.bind(process);
   if (send === undefined) throw new Error('a worker needs its primary (started by node:cluster)');
-  const primary = new Channel((m) => send(m));
+  // A write to a primary that is gone fails in this callback, not as an uncaught 'error': 'disconnect' stops this worker.
+  const primary = new Channel((m) => send(m, undefined, undefined, ignoreGone));
   process.on('message', (m: unknown) => primary.receive(m));
   // Set once started; what the primary pushes before then is taken at start (takeFromPrimary).
   const state: { gateway?: Gateway } = {};
   let stopping: Promise<void> | undefined;
-  const stop = (signal: 'SIGINT' | 'SIGTERM' | 'gone'): void => {
+  let stopAsked = false;
+  // The primary says when (cluster/primary.ts stop): first stop accepting, then close.
+  const stop = (): void => {
     const gw = state.gateway;
     if (gw === undefined) process.exit(0);
-    // A second signal (or the primary gone) cuts the delay short.
-    if (stopping !== undefined || signal !== 'SIGTERM') void gw.close();
-    stopping ??= (signal === 'SIGTERM' ? gw.shutdown() : gw.close())
+    stopping ??= gw
+      .close()
       // Ordered link: once the primary answers, every count sent before has arrived.
       .then(() => primary.request('bye'))
       .catch(() => undefined)
@@ -56,21 +61,30 @@ export async function runWorker(): Promise<void> {
     await state.gateway?.apply(next);
   });
   primary.handle('metrics', async () => metricsJson(state.gateway));
-  primary.handle('shutdown', (body) => stop(body === 'SIGINT' ? 'SIGINT' : 'SIGTERM'));
+  primary.handle('stopAccepting', () => {
+    stopAsked = true;
+    state.gateway?.stopAccepting();
+    return true;
+  });
+  primary.handle('shutdown', () => stop());
   // The primary is gone: nothing shared is left to ask; stop at once.
   process.on('disconnect', () => {
     primary.close();
-    stop('gone');
+    stop();
   });
-  // Ctrl-C reaches the whole process group: each worker stops as the primary tells it.
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  // Signals are the primary's to act on (it tells every worker when to stop accepting
+  // and when to close, cluster/primary.ts); Ctrl-C or a group's SIGTERM reaching this
+  // process too must not make it close on its own.
+  process.on('SIGINT', () => undefined);
+  process.on('SIGTERM', () => undefined);
   // Reloads come from the primary (it validates once); a hangup of the terminal is not a reason to exit.
   process.on('SIGHUP', () => undefined);
   const config = await primary.request<GatewayConfig>('config');
   await loadChainPlugins(config);
   const gateway = await Gateway.start(config, { cluster: { role: 'worker', primary } });
   state.gateway = gateway;
+  // Asked to stop accepting while it started: it must not keep the shared socket open.
+  if (stopAsked) gateway.stopAccepting();
   const ready: WorkerReady = { url: gateway.url, grpcAddress: gateway.grpcAddress, pid: process.pid };
   primary.note('ready', ready);
 }

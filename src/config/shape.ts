@@ -88,6 +88,7 @@ const Server = Section({
   maxResponseBytes: Int(1024, undefined, 32 * MB),
   shutdownTimeoutMs: Int(0, undefined, 15_000),
   shutdownDelayMs: Int(0, 600_000, 5_000),
+  shutdownIdleMs: Int(0, 60_000, 1_000),
   requestTimeoutMs: Int(1, undefined, 30_000),
   headersTimeoutMs: Int(100, undefined, 10_000),
   keepAliveTimeoutMs: Int(100, undefined, 65_000),

@@ -26,6 +26,11 @@ export interface ServerConfig {
   readonly maxResponseBytes: number;
   /** After the listeners stop accepting, how long in-flight requests may take before connections are cut. */
   readonly shutdownTimeoutMs: number;
+  /**
+   * Once the listeners stop accepting, how long a kept-alive connection may bring no
+   * request before it is closed (a busy one closes right after its next answer instead).
+   */
+  readonly shutdownIdleMs: number;
   /** On SIGTERM, how long readiness says 503 while everything is still served (load balancers stop sending meanwhile). */
   readonly shutdownDelayMs: number;
   /** Deadline for one client request, every retry included. */

@@ -29,7 +29,11 @@ export interface TrafficDeps {
   readonly calls: HttpCalls;
   readonly metrics: Metrics;
   readonly logger: Logger;
-  /** True while shutting down: requests still arriving on kept-alive connections get 503. */
+  /**
+   * True once the listener stopped accepting: a request still arriving on a kept-alive
+   * connection was sent before the client could know; it is served, and its answer closes
+   * the connection.
+   */
   readonly draining: () => boolean;
   /** Longest request path accepted (config may change on reload). */
   readonly maxPathLength: () => number;
@@ -101,6 +105,7 @@ export function createTrafficHandler(deps: TrafficDeps): (req: IncomingMessage, 
   ): void => {
     const out = errorAnswer(requestId, e, extra);
     readableBy(out, origin, origins);
+    if (deps.draining()) out.set('connection', 'close');
     out.send(res);
   };
 
@@ -125,16 +130,10 @@ export function createTrafficHandler(deps: TrafficDeps): (req: IncomingMessage, 
     // Preflights carry no key (browsers never send one on them): answered before any lookup.
     if (origin !== undefined && isPreflight(req.method, req.headers['access-control-request-method'])) {
       const listed = allowed && !corsPolicy(origins).any;
-      preflight(req, requestId, origin, allowed, listed, deps.cors().maxAgeSeconds).send(res);
+      const out = preflight(req, requestId, origin, allowed, listed, deps.cors().maxAgeSeconds);
+      if (deps.draining()) out.set('connection', 'close');
+      out.send(res);
       return;
-    }
-    if (deps.draining()) {
-      return refuse(res, requestId, origin, origins, new GatewayError('UNAVAILABLE', { message: 'Gateway is shutting down' }), [
-        'connection',
-        'close',
-        'retry-after',
-        '1',
-      ]);
     }
     const result = newOutcome();
     result.traceId = traceIdOf(req.headers.traceparent);

@@ -223,7 +223,8 @@ export function configYaml(
     })
     .join('\n');
   return [
-    `server: { host: 127.0.0.1, port: 0, adminHost: 127.0.0.1, adminPort: 0, grpcPort: 0${opts.serverYaml === undefined ? '' : `, ${opts.serverYaml}`} }`,
+    // Idle connections close at once when a test's gateway stops (the shutdown tests set their own).
+    `server: { host: 127.0.0.1, port: 0, adminHost: 127.0.0.1, adminPort: 0, grpcPort: 0${opts.serverYaml?.includes('shutdownIdleMs') === true ? '' : ', shutdownIdleMs: 0'}${opts.serverYaml === undefined ? '' : `, ${opts.serverYaml}`} }`,
     `log: ${opts.logYaml ?? '{ level: silent }'}`,
     opts.adminToken === undefined ? '' : `admin: { token: "${opts.adminToken}" }`,
     opts.dashboardYaml === undefined ? '' : `dashboard: ${opts.dashboardYaml}`,
