@@ -22,22 +22,12 @@ import type WebSocket from 'ws';
 import { openFileKeyStore } from '../../src/auth/file-key-store.js';
 import { startDevnet, type Devnet } from '../../src/devnet/index.js';
 import type { Gateway } from '../../src/gateway.js';
-import { configYaml, get, HUB_GRPC, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
+import { configYaml, get, HUB_GRPC, L1_FULL_AND_ARCHIVE, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 import { deleteUnderPrefix } from '../support/redis.js';
 import { RpcSocket, refusal, until, wsUrl } from '../support/ws-client.js';
 
 const TOKEN = 'test-admin-token-charged-0123456789';
-const CHAINS: readonly ChainSpec[] = [
-  {
-    name: 'l1',
-    plugin: 'evm',
-    path: '/l1',
-    nodes: [
-      { name: 'l1-full-1', role: 'full' },
-      { name: 'l1-archive-1', role: 'archive' },
-    ],
-  },
-];
+const CHAINS: readonly ChainSpec[] = [L1_FULL_AND_ARCHIVE];
 const TIERS = `
   five: { rate: 5, burst: 5, maxBatch: 3 }
   slow: { rate: 0.01, burst: 5 }

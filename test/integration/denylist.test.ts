@@ -9,22 +9,14 @@ import { expect } from 'chai';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
-import { configYaml, DEFAULT_TIERS, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
+import { configYaml, DEFAULT_TIERS, L1_FULL_AND_ARCHIVE, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 
 const REFUSAL = 'Node administration methods are not served on this endpoint';
 const A = '0x5fbdb2315678afecb367f032d93f642f64180aa3';
 const B = '0xe7f1725e7734ce288f8367e1bb143e90bb3f0512';
 
 const CHAINS: readonly ChainSpec[] = [
-  {
-    name: 'l1',
-    plugin: 'evm',
-    path: '/l1',
-    nodes: [
-      { name: 'l1-full-1', role: 'full' },
-      { name: 'l1-archive-1', role: 'archive' },
-    ],
-  },
+  L1_FULL_AND_ARCHIVE,
   {
     name: 'l2',
     plugin: 'evm',

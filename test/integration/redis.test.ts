@@ -7,23 +7,13 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import type { Gateway } from '../../src/gateway.js';
-import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
+import { get, L1_FULL_AND_ARCHIVE, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { lastLine, runCli } from '../support/cli.js';
 import { RpcSocket, refusal, wsUrl } from '../support/ws-client.js';
 import { deleteUnderPrefix } from '../support/redis.js';
 
-const CHAINS: readonly ChainSpec[] = [
-  {
-    name: 'l1',
-    plugin: 'evm',
-    path: '/l1',
-    nodes: [
-      { name: 'l1-full-1', role: 'full' },
-      { name: 'l1-archive-1', role: 'archive' },
-    ],
-  },
-];
+const CHAINS: readonly ChainSpec[] = [L1_FULL_AND_ARCHIVE];
 const TIERS = `
   shared: { rate: 20, burst: 1 }
   enterprise: { rate: unlimited, archive: true }

@@ -41,6 +41,17 @@ export interface ChainSpec {
   readonly nodes: readonly NodeSpec[];
 }
 
+/** One evm endpoint at /l1 with a full node and an archive node: the smallest pool with both roles. */
+export const L1_FULL_AND_ARCHIVE: ChainSpec = {
+  name: 'l1',
+  plugin: 'evm',
+  path: '/l1',
+  nodes: [
+    { name: 'l1-full-1', role: 'full' },
+    { name: 'l1-archive-1', role: 'archive' },
+  ],
+};
+
 export const DEFAULT_CHAINS: readonly ChainSpec[] = [
   {
     name: 'l1',
