@@ -232,7 +232,10 @@ describe('dashboard in a browser', function () {
     const until = (await stack.gateway.store.get(id))?.retired[0]?.until as string;
     expect(await page.locator('#secret-grace time').getAttribute('datetime')).to.equal(until);
     expect(await page.locator('#secret-grace').textContent()).to.contain(`The previous value (${old.slice(0, 8)}…) keeps working until`);
-    expect(await page.locator(`#keys-table tr[data-key-id="${id}"] time[datetime="${until}"]`).count()).to.equal(1);
+    // The table is drawn again from the API after the secret is shown: wait for that draw.
+    const graceCell = page.locator(`#keys-table tr[data-key-id="${id}"] time[datetime="${until}"]`);
+    await graceCell.waitFor({ state: 'attached', timeout: 10_000 });
+    expect(await graceCell.count()).to.equal(1);
 
     expect((await call(fresh)).status).to.equal(200);
     expect((await call(old)).status).to.equal(200);
