@@ -14,10 +14,9 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { ensureWrk, parseWrkOutput, wrkDurationMs, type WrkResult } from './wrk.js';
+import { ensureWrk, runWrk, type WrkResult } from './wrk.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const SCRIPT = fileURLToPath(new URL('wrk-jsonrpc.lua', import.meta.url));
 const CONNECTIONS = Number(process.env.HANG_CONNECTIONS ?? 16);
 const WARMUP = Number(process.env.HANG_WARMUP_SECONDS ?? 4);
 const HANG = Number(process.env.HANG_SECONDS ?? 6);
@@ -26,11 +25,9 @@ const NODE = process.env.HANG_NODE ?? 'l1-full-1';
 const BODY =
   '{"jsonrpc":"2.0","id":1,"method":"eth_getTransactionCount","params":["0x00000000000000000000000000000000000000aa","pending"]}';
 
+/** One wrk run over a window of the fault; its timeouts are calls wrk gave up on after 2 s. */
 interface Window extends WrkResult {
   readonly name: string;
-  /** Calls wrk gave up on after 2 s. */
-  readonly timeouts: number;
-  readonly maxMs: number;
 }
 
 interface Started {
@@ -70,27 +67,12 @@ function startGateway(): Promise<Started> {
   });
 }
 
-function wrk(name: string, url: string, key: string, seconds: number): Promise<Window> {
-  const args = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '--timeout', '2s', '-s', SCRIPT, url];
-  const env = { ...process.env, WRK_METHOD: 'POST', WRK_BODY: BODY, WRK_HEADERS: `apikey: ${key}` };
-  const child = spawn('wrk', args, { env });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => {
-      try {
-        if (code !== 0) throw new Error(`wrk exited ${code}:\n${out}`);
-        const r = parseWrkOutput(out);
-        const timeouts = Number(/Socket errors: connect \d+, read \d+, write \d+, timeout (\d+)/.exec(out)?.[1] ?? 0);
-        const max = /^\s*Latency\s+\S+\s+\S+\s+(\S+)/m.exec(out)?.[1];
-        resolve({ ...r, name, timeouts, maxMs: max === undefined ? Number.NaN : (wrkDurationMs(max) ?? Number.NaN) });
-      } catch (err) {
-        reject(err);
-      }
-    });
-  });
+async function wrk(name: string, url: string, key: string, seconds: number): Promise<Window> {
+  const r = await runWrk(
+    { url, method: 'POST', body: BODY, headers: { apikey: key } },
+    { connections: CONNECTIONS, seconds, timeout: '2s' },
+  );
+  return { ...r, name };
 }
 
 async function fault(control: string, body: object | undefined): Promise<void> {

@@ -24,6 +24,10 @@ export interface WrkResult {
   readonly non2xx: number;
   /** Connect, read, write errors and timeouts. */
   readonly socketErrors: number;
+  /** Of those, the calls wrk gave up on after its --timeout. */
+  readonly timeouts: number;
+  /** The slowest call in milliseconds (NaN when wrk printed none). */
+  readonly maxMs: number;
 }
 
 const UNIT_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -57,6 +61,8 @@ export function parseWrkOutput(text: string): WrkResult {
     seconds: (wrkDurationMs(done[2] as string) ?? Number.NaN) / 1000,
     non2xx: Number(/^\s*Non-2xx or 3xx responses: (\d+)/m.exec(text)?.[1] ?? 0),
     socketErrors: socket === null ? 0 : socket.slice(1).reduce((a, b) => a + Number(b), 0),
+    timeouts: Number(socket?.[4] ?? 0),
+    maxMs: wrkDurationMs(/^\s*Latency\s+\S+\s+\S+\s+(\S+)/m.exec(text)?.[1] ?? '') ?? Number.NaN,
   };
 }
 
@@ -97,11 +103,13 @@ export interface WrkOptions {
   readonly seconds: number;
   /** CPU list for taskset (`0`, `0,1`); none: not pinned. */
   readonly cores?: string;
+  /** wrk's --timeout: a call not answered by then counts as a timeout (default 10s). */
+  readonly timeout?: string;
 }
 
 /** One wrk run (one thread, --latency) against `req.url`. */
 export function runWrk(req: WrkRequest, o: WrkOptions): Promise<WrkResult> {
-  const args = ['-t1', `-c${o.connections}`, `-d${o.seconds}s`, '--latency', '--timeout', '10s', '-s', SCRIPT, req.url];
+  const args = ['-t1', `-c${o.connections}`, `-d${o.seconds}s`, '--latency', '--timeout', o.timeout ?? '10s', '-s', SCRIPT, req.url];
   const env = {
     ...process.env,
     WRK_METHOD: req.method,

@@ -291,22 +291,20 @@ ${GCRA}local function counted(what)
   redis.call('PEXPIRE', KEYS[2], usageTtl)
   redis.call('SADD', KEYS[3], day)
 end
+local function refuse(who, rem, retry, reset)
+  counted('limited')
+  return {0, who, rem, retry, reset, string.format('%.3f', kTat), string.format('%.3f', aTat)}
+end
 local who, remaining, resetMs = 0, -1, 0
 local kNew, aNew = nil, nil
 if kRate >= 0 then
   local ok, rem, retry, reset, tat = gcra(kTat, kRate, kBurst)
-  if not ok then
-    counted('limited')
-    return {0, 0, rem, retry, reset, string.format('%.3f', kTat), string.format('%.3f', aTat)}
-  end
+  if not ok then return refuse(0, rem, retry, reset) end
   kNew, remaining, resetMs = tat, rem, reset
 end
 if aRate >= 0 then
   local ok, rem, retry, reset, tat = gcra(aTat, aRate, aBurst)
-  if not ok then
-    counted('limited')
-    return {0, 1, rem, retry, reset, string.format('%.3f', kTat), string.format('%.3f', aTat)}
-  end
+  if not ok then return refuse(1, rem, retry, reset) end
   aNew = tat
   if remaining < 0 or rem < remaining then who, remaining, resetMs = 1, rem, reset end
 end
