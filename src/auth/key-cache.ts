@@ -54,10 +54,17 @@ export class KeyCache {
     private readonly now: () => number = Date.now,
   ) {
     // Expired entries stay until evicted, so fail-open can still use them while the store is away.
-    this.lru = new LRUCache<string, Cached>({ max: options.maxEntries, ttl: Math.max(options.ttlMs, 1), noDeleteOnStaleGet: true });
+    // Both follow the injected clock, so a test can move time past their TTLs.
+    const perf = { now };
+    this.lru = new LRUCache<string, Cached>({ max: options.maxEntries, ttl: Math.max(options.ttlMs, 1), noDeleteOnStaleGet: true, perf });
     this.unknown =
       options.negativeTtlMs > 0
-        ? new LRUCache<string, true>({ max: options.negativeMaxEntries ?? DEFAULT_NEGATIVE_MAX_ENTRIES, ttl: options.negativeTtlMs })
+        ? new LRUCache<string, true>({
+            max: options.negativeMaxEntries ?? DEFAULT_NEGATIVE_MAX_ENTRIES,
+            ttl: options.negativeTtlMs,
+            noDeleteOnStaleGet: true,
+            perf,
+          })
         : undefined;
     store.onChange((change) => this.apply(change));
   }
@@ -126,14 +133,24 @@ export class KeyCache {
   private load(hash: string): Promise<Entry> {
     let p = this.pending.get(hash);
     if (p === undefined) {
+      // Asked twice at most: a command that timed out only because this process's event
+      // loop stalled past the store's timeout (the timer runs before the reply is read)
+      // is answered by asking again at once, and a store that is away refuses the second
+      // ask at once too (no offline queue).
       p = this.store
         .findByHash(hash)
+        .catch(() => this.store.findByHash(hash))
         .then(
           (match): Entry => this.loaded(hash, match),
           (err: unknown): Entry => {
-            const stale = this.options.onStoreError === 'fail-open' ? this.lru.get(hash, { allowStale: true }) : undefined;
-            if (stale !== undefined) return stale.entry;
             if (this.changedWhileLoading.get(hash) === 'invalid') return INVALID;
+            if (this.options.onStoreError === 'fail-open') {
+              const stale = this.lru.get(hash, { allowStale: true });
+              if (stale !== undefined) return stale.entry;
+              // Unknown when last asked, and no change announced since: still unknown.
+              if (this.changedWhileLoading.get(hash) === undefined && this.unknown?.get(hash, { allowStale: true }) === true)
+                return INVALID;
+            }
             throw new GatewayError('UNAVAILABLE', { message: 'Key store unavailable', cause: err, headers: { 'retry-after': '1' } });
           },
         )

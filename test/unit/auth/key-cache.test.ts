@@ -101,6 +101,58 @@ describe('key cache', () => {
     await real.close();
   });
 
+  describe('a store that fails', () => {
+    /** The real store underneath, failing the next `failures` asks (a timed-out command). */
+    function flaky(store: KeyStore): { store: KeyStore; fail: (n: number) => void; finds: () => number } {
+      let failures = 0;
+      let n = 0;
+      const wrapped = Object.create(store) as KeyStore;
+      wrapped.findByHash = (hash) => {
+        n++;
+        if (failures > 0) {
+          failures--;
+          return Promise.reject(new Error('Command timed out'));
+        }
+        return store.findByHash(hash);
+      };
+      wrapped.onChange = (l) => store.onChange(l);
+      return { store: wrapped, fail: (k) => (failures = k), finds: () => n };
+    }
+
+    it('asks again at once when one ask fails, so a command timed out by a stalled loop costs no refusal', async () => {
+      const real = await openFileKeyStore(join(dir, 'keys.json'));
+      const { store, fail, finds } = flaky(real);
+      const cache = new KeyCache(store, { ttlMs: 60_000, maxEntries: 100, negativeTtlMs: 60_000, onStoreError: 'fail-closed' });
+      const { value } = await real.create({ account: 'acme', tier: 'free' });
+      fail(1);
+      expect(await outcome(cache, value)).to.equal('ok');
+      fail(1);
+      expect(await outcome(cache, `nrk_${randomBytes(16).toString('hex')}`)).to.equal('INVALID_KEY');
+      expect(finds()).to.equal(4);
+      await real.close();
+    });
+
+    it('under fail-open refuses a key it last found unknown as unknown (401), and a key it never saw as unavailable', async () => {
+      const real = await openFileKeyStore(join(dir, 'keys.json'));
+      const { store, fail } = flaky(real);
+      let now = 1_000_000;
+      const options = { ttlMs: 1_000, maxEntries: 100, negativeTtlMs: 1_000 };
+      const open = new KeyCache(store, { ...options, onStoreError: 'fail-open' }, {}, () => now);
+      const closed = new KeyCache(store, { ...options, onStoreError: 'fail-closed' }, {}, () => now);
+      const unknown = `nrk_${'0'.repeat(32)}`;
+      expect(await outcome(open, unknown)).to.equal('INVALID_KEY');
+      expect(await outcome(closed, unknown)).to.equal('INVALID_KEY');
+      // Past the negative TTL, both asks failing: the store is away.
+      now += 5_000;
+      fail(4);
+      expect(await outcome(open, unknown)).to.equal('INVALID_KEY');
+      expect(await outcome(closed, unknown)).to.equal('UNAVAILABLE');
+      fail(2);
+      expect(await outcome(open, `nrk_${'1'.repeat(32)}`)).to.equal('UNAVAILABLE');
+      await real.close();
+    });
+  });
+
   describe('fail-open with Redis commands failing', () => {
     const prefix = testPrefix();
     let writer: Redis;
