@@ -129,14 +129,15 @@ function createHandler(o: ObjectxOptions): ChainHandler<undefined> {
   const probeBody = `{"jsonrpc":"2.0","id":1,"method":"${o.namespaces[0] ?? 'sui'}_getLatestCheckpointSequenceNumber","params":[]}`;
   const fixed = (kind: Kind, cost: number, label: string): Routing | undefined => {
     switch (kind) {
+      // Reads are hedged: a hung node costs the hedge delay, not the attempt timeout.
       case 'past': // a past object version never changes
-        return Object.freeze({ archive: true, cost, label, cacheTtlMs: FINAL_TTL_MS });
+        return Object.freeze({ archive: true, cost, label, cacheTtlMs: FINAL_TTL_MS, hedge: true });
       case 'constant':
-        return Object.freeze({ archive: false, fullHolds: true, cost, label, cacheTtlMs: Infinity });
+        return Object.freeze({ archive: false, fullHolds: true, cost, label, cacheTtlMs: Infinity, hedge: true });
       case 'head':
-        return Object.freeze({ archive: false, fullHolds: true, cost, label, cacheTtlMs: blockTimeMs });
+        return Object.freeze({ archive: false, fullHolds: true, cost, label, cacheTtlMs: blockTimeMs, hedge: true });
       case 'plain':
-        return Object.freeze({ archive: false, cost, label });
+        return Object.freeze({ archive: false, cost, label, hedge: true });
       case 'submit':
         // Sent once to every full node; the first to execute it answers.
         return Object.freeze({ archive: false, fullHolds: true, cost, label, retry: 'never', broadcast: true });
@@ -153,11 +154,12 @@ function createHandler(o: ObjectxOptions): ChainHandler<undefined> {
 
   const checkpoint = (m: MethodInfo, params: unknown, head: number | undefined): Routing => {
     const n = sequenceNumber(params);
-    if (n === undefined || head === undefined) return { archive: false, cost: m.cost, label: m.label };
+    if (n === undefined || head === undefined) return { archive: false, cost: m.cost, label: m.label, hedge: true };
     const archive = n < head - fullHistory;
     // A certified checkpoint never changes: any at or below the head is kept long.
-    if (n <= head) return { archive, fullHolds: !archive, cost: m.cost, label: m.label, cacheTtlMs: FINAL_TTL_MS, cacheHeight: n };
-    return { archive, fullHolds: true, cost: m.cost, label: m.label };
+    if (n <= head)
+      return { archive, fullHolds: !archive, cost: m.cost, label: m.label, cacheTtlMs: FINAL_TTL_MS, cacheHeight: n, hedge: true };
+    return { archive, fullHolds: true, cost: m.cost, label: m.label, hedge: true };
   };
 
   const methods: Record<string, string> = {};

@@ -110,6 +110,7 @@ function createHandler(fullHistory: number, costs: CostTable): ChainHandler<Grpc
       // A height the relay cannot read is treated as old: archive nodes, and only for keys with archive access.
       if (call.meta.unread === true) return { archive: true, cost, label };
       // gRPC answers are not cached (the relay streams them): no cache hints.
+      // Not hedged: a gRPC attempt runs on the request's own signal, so a losing one could not be cancelled alone.
       if (height !== undefined) return atHeight(height, view, fullHistory, cost, label, false);
       return r ?? { archive: false, cost, label };
     },

@@ -103,12 +103,16 @@ function createHandler(namespaces: readonly string[], fullHistory: number, costs
     }
     return -1;
   };
-  /** The routing of a read of the latest state: params routes change only by governance. */
+  /**
+   * The routing of a read of the latest state: params routes change only by governance.
+   * A read is hedged: a hung node costs the hedge delay, not the attempt timeout.
+   */
   const latest = (path: string, cost: number, label: string): Routing => ({
     archive: false,
     cost,
     label,
     cacheTtlMs: PARAMS.test(path) ? PARAMS_TTL_MS : blockTimeMs,
+    hedge: true,
   });
   // Every namespace × route, made once: classify allocates nothing for known routes.
   const known = namespaces.map((ns) =>

@@ -36,18 +36,27 @@ export type HeightRouting = Routing & { readonly minHeight: number };
 
 /**
  * Routing of a read pinned to height `h`. Below the head, the state at a height is
- * final (CometBFT has instant finality), so the answer may be kept long. A height at or
- * above the full nodes' floor is theirs (`fullHolds`); before the floor is known, it may
- * be anywhere.
+ * final (CometBFT has instant finality), so the answer may be kept long (`cache`). A
+ * height at or above the full nodes' floor is theirs (`fullHolds`); before the floor is
+ * known, it may be anywhere. `hedge`: a second node may be asked when the first is slow
+ * (a read whose losing attempt the relay can cancel).
  */
-export function atHeight(h: number, view: PoolView, fullHistory: number, cost: number, label: string, cache: boolean): HeightRouting {
+export function atHeight(
+  h: number,
+  view: PoolView,
+  fullHistory: number,
+  cost: number,
+  label: string,
+  cache: boolean,
+  hedge = cache,
+): HeightRouting {
   const floor = fullFloor(view, fullHistory);
   const archive = floor !== undefined && h < floor;
   const fullHolds = floor !== undefined && !archive;
   if (cache && view.head !== undefined && h < view.head) {
-    return { archive, fullHolds, minHeight: h, cost, label, cacheTtlMs: FINAL_TTL_MS, cacheHeight: h };
+    return { archive, fullHolds, minHeight: h, cost, label, cacheTtlMs: FINAL_TTL_MS, cacheHeight: h, hedge };
   }
-  return { archive, fullHolds, minHeight: h, cost, label };
+  return { archive, fullHolds, minHeight: h, cost, label, hedge };
 }
 
 /**

@@ -4,7 +4,8 @@
 // node outrun (or timing out) on calls another node answered leaves rotation at its third
 // in a row, shown in /health/chains and /metrics, for longer when it happens again, and
 // the prober brings it back; a timeout no node answered counts against nobody; and with
-// both full nodes slow one of them stays.
+// both full nodes slow one of them stays. Reads of every JSON-RPC and REST family are
+// hedged, not only the EVM's: CometBFT RPC, SDK REST and the object chain.
 
 import { expect } from 'chai';
 import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
@@ -202,5 +203,38 @@ describe('hedging and ejection at load', function () {
     // Calls are still answered: the full node kept in rotation is tried, then the archive node.
     expect(pool()?.hasUsableNode()).to.equal(true);
     for (const n of ['a', 'b']) await s().devnet.node(n).clearFaults();
+  });
+  it('hedges reads of the SDK and object chains too: a hung node costs them the hedge delay, not the attempt timeout', async () => {
+    const tuned =
+      '    attemptTimeoutMs: 30000\n    hedge: { minDelayMs: 50, maxDelayMs: 50, budgetPercent: 50, minPerSecond: 0 }\n    ejection: { consecutive: 0 }\n    breaker: { volumeThreshold: 100000 }';
+    const two = (p: string): ChainSpec['nodes'] => [
+      { name: `${p}-a`, role: 'full' },
+      { name: `${p}-b`, role: 'full' },
+    ];
+    stack = await startStack({
+      chains: [
+        { name: 'hub-rest', plugin: 'sdk-rest', path: '/hub/rest', network: 'hub', extra: tuned, nodes: two('rest') },
+        { name: 'hub-rpc', plugin: 'sdk-rpc', path: '/hub/rpc', network: 'hub', extra: tuned, nodes: two('cmt') },
+        { name: 'objectx', plugin: 'objectx', path: '/objectx', extra: tuned, nodes: two('ox') },
+      ],
+    });
+    for (const n of ['rest-a', 'cmt-a', 'ox-a']) await s().devnet.node(n).setFaults({ hang: true });
+    const N = 20;
+    const key = { apikey: s().key };
+    const answers = await Promise.all([
+      ...Array.from({ length: N }, () => get(s().url('/hub/rest/cosmos/auth/v1beta1/params'), key)),
+      ...Array.from({ length: N }, () => rpc(s().url('/hub/rpc'), { jsonrpc: '2.0', id: 1, method: 'status' }, key)),
+      ...Array.from({ length: N }, () =>
+        rpc(s().url('/objectx'), { jsonrpc: '2.0', id: 1, method: 'objectx_getLatestCheckpointSequenceNumber' }, key),
+      ),
+    ]);
+    expect(answers.map((a) => a.status)).to.deep.equal(Array.from({ length: 3 * N }, () => 200));
+    const text = await metrics();
+    for (const chainName of ['hub-rest', 'hub-rpc', 'objectx']) {
+      // Round-robin sent every other call to the hung node first; each was outrun by its hedge.
+      expect(counter(text, 'noderouter_hedges_total', `chain="${chainName}",result="won"`), chainName).to.equal(N / 2);
+      expect(counter(text, 'noderouter_retries_total', `chain="${chainName}",reason="failure"`), chainName).to.equal(0);
+    }
+    for (const n of ['rest-a', 'cmt-a', 'ox-a']) await s().devnet.node(n).clearFaults();
   });
 });
