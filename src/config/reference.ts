@@ -128,7 +128,7 @@ function cell(text: string): string {
 }
 
 /** Every setting in the shape that has no description, by path (a test holds this empty). */
-export function undescribed(schema: Json = ConfigFile as unknown as Json, path = ''): string[] {
+export function undescribed(schema: Json = ConfigFile, path = ''): string[] {
   const out: string[] = [];
   for (const [name, child] of Object.entries(isJson(schema.properties) ? schema.properties : {})) {
     if (!isJson(child)) continue;
@@ -146,7 +146,7 @@ export function undescribed(schema: Json = ConfigFile as unknown as Json, path =
 /** The generated part of the page, markers included. */
 export function referenceSection(): string {
   const all: Group[] = [];
-  groups(ConfigFile as unknown as Json, '', '', all);
+  groups(ConfigFile, '', '', all);
   const parts = all.map((g) => {
     const head = [`### \`${g.path}\``, ''];
     if (g.description !== '') head.push(cell(g.description), '');

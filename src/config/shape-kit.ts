@@ -40,7 +40,12 @@ export function Bool(fallback: boolean, options: SchemaOptions = {}) {
 
 /** One of a few words. */
 export function Enum<const T extends readonly string[]>(values: T, fallback?: T[number], options: SchemaOptions = {}): TUnsafe<T[number]> {
-  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...(fallback === undefined ? {} : { default: fallback }), ...options });
+  return Type.Unsafe<T[number]>({
+    type: 'string',
+    enum: [...values],
+    ...(fallback === undefined ? {} : { default: fallback }),
+    ...options,
+  });
 }
 
 /** A mapping with only these keys; the ones without a default or Optional are required. */

@@ -38,7 +38,12 @@ export function fences(text: string): Fence[] {
     const start = i;
     const body: string[] = [];
     for (i++; i < lines.length && !(lines[i] as string).startsWith('```'); i++) body.push(lines[i] as string);
-    out.push({ lang: open[1] as string, code: `${body.join('\n')}\n`, line: start + 1, before: start > 0 ? (lines[start - 1] as string) : '' });
+    out.push({
+      lang: open[1] as string,
+      code: `${body.join('\n')}\n`,
+      line: start + 1,
+      before: start > 0 ? (lines[start - 1] as string) : '',
+    });
   }
   return out;
 }
