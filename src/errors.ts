@@ -1,6 +1,6 @@
 // The one error catalogue. Every refusal the gateway makes is a GatewayError with a
 // stable code; the table below maps each code to its HTTP status, JSON-RPC code and
-// gRPC status code (DESIGN.md "Errors", mirrored in README). Messages here are what clients see:
+// gRPC status code (DESIGN.md "Errors", mirrored in docs/errors.md). Messages here are what clients see:
 // internal details stay in `cause` and the log, never in an answer.
 
 export const ERRORS = {

@@ -5,6 +5,8 @@
 //   require it, validation fills the default in, and its static type has it present.
 // - `errorMessage` is the problem text after the path (check-config prints
 //   "<path> <errorMessage>"); VS Code and the YAML language server show it as well.
+// - `description` says what a setting does: editors show it on hover, and
+//   docs/configuration.md's reference is generated from it (reference.ts).
 
 import {
   Type,
@@ -32,13 +34,18 @@ export function Str(fallback?: string, options: SchemaOptions = {}): TString {
   return Type.String({ minLength: 1, ...(fallback === undefined ? {} : { default: fallback }), ...options });
 }
 
-export function Bool(fallback: boolean) {
-  return Type.Boolean({ default: fallback });
+export function Bool(fallback: boolean, options: SchemaOptions = {}) {
+  return Type.Boolean({ default: fallback, ...options });
 }
 
 /** One of a few words. */
-export function Enum<const T extends readonly string[]>(values: T, fallback?: T[number]): TUnsafe<T[number]> {
-  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...(fallback === undefined ? {} : { default: fallback }) });
+export function Enum<const T extends readonly string[]>(values: T, fallback?: T[number], options: SchemaOptions = {}): TUnsafe<T[number]> {
+  return Type.Unsafe<T[number]>({
+    type: 'string',
+    enum: [...values],
+    ...(fallback === undefined ? {} : { default: fallback }),
+    ...options,
+  });
 }
 
 /** A mapping with only these keys; the ones without a default or Optional are required. */
@@ -62,10 +69,11 @@ export function Named<V extends TSchema>(value: V, options: SchemaOptions = {}):
 }
 
 /** A positive number, or the word `unlimited`. */
-export function Limit(fallback?: number | 'unlimited'): TUnsafe<number | 'unlimited'> {
+export function Limit(fallback?: number | 'unlimited', options: SchemaOptions = {}): TUnsafe<number | 'unlimited'> {
   return Type.Unsafe<number | 'unlimited'>({
     anyOf: [{ type: 'number', minimum: 0 }, { const: 'unlimited' }],
     errorMessage: 'must be a number of 0 or more, or "unlimited"',
     ...(fallback === undefined ? {} : { default: fallback }),
+    ...options,
   });
 }

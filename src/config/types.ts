@@ -313,7 +313,7 @@ export interface CacheConfig {
   readonly redisMaxTtlMs: number;
 }
 
-/** The account dashboard (README "Dashboard"). */
+/** The account dashboard (docs/dashboard.md). */
 export interface DashboardConfig {
   readonly enabled: boolean;
   /** Its own listener's address; with `port` unset it is served on the admin listener. */

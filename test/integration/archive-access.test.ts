@@ -27,7 +27,7 @@ const CHAINS: ChainSpec[] = [
     ],
   },
   {
-    // The README's consensus example.
+    // The consensus example of docs/answers-checked.md.
     name: 'l1-checked',
     plugin: 'evm',
     path: '/l1-checked',

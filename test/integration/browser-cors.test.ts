@@ -5,7 +5,7 @@
 // node_modules; nothing is downloaded) and a WebSocket. A key allowing that origin
 // works; the same key from a third origin, or a key allowing only another origin, is
 // refused, which the page sees as a CORS failure. The page reads RateLimit-Remaining
-// and a 429's Retry-After. The README's browser block runs as written in the page.
+// and a 429's Retry-After. The browser block of docs/clients.md runs as written in the page.
 // CI installs Chromium (.ci/run); without it this fails.
 // Callbacks given to page.evaluate run in the page: they see the DOM's types.
 /// <reference lib="dom" />
@@ -251,10 +251,10 @@ describe('a dApp page in a browser calls the gateway from another origin', funct
     expect((await fetchFrom(page, path.value, { referrerPolicy: 'unsafe-url' })).status).to.equal(200);
   });
 
-  it('runs the README’s browser block as written, with a key restricted to the page’s origin', async () => {
-    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-    const block = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1] as string).find((b) => b.includes('createPublicClient'));
-    expect(block, 'the README has a browser block with viem').to.be.a('string');
+  it('runs the browser block of docs/clients.md as written, with a key restricted to the page’s origin', async () => {
+    const doc = await readFile(new URL('../../docs/clients.md', import.meta.url), 'utf8');
+    const block = [...doc.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1] as string).find((b) => b.includes('createPublicClient'));
+    expect(block, 'docs/clients.md has a browser block with viem').to.be.a('string');
     // A tier with a rate limit, so the answer carries RateLimit-Remaining; its burst of 2 covers both calls.
     const { value } = await stack.createKey('trickle', { origins: [dapp] });
     const script = (block as string).replace("'nrk_…'", `'${value}'`).replace('http://127.0.0.1:8080', stack.gateway.url);

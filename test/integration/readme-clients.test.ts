@@ -1,4 +1,4 @@
-// The README's client examples, run verbatim as separate processes against a real
+// The client examples of docs/clients.md, run verbatim as separate processes against a real
 // stack: if a block stops working as written, this fails.
 
 import { expect } from 'chai';
@@ -12,7 +12,7 @@ import { DEFAULT_CHAINS, HUB_GRPC, startStack, type Stack } from '../support/har
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-describe('README client examples', function () {
+describe('client examples (docs/clients.md)', function () {
   this.timeout(60_000);
   let stack: Stack;
   let dir: string;
@@ -23,8 +23,8 @@ describe('README client examples', function () {
     for (const rt of stack.gateway.runtimes()) await rt.prober.probeAll();
     // Inside the repository, so the examples resolve its node_modules like a user's project.
     dir = await mkdtemp(join(ROOT, 'test-output-doc-'));
-    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
-    blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+    const page = await readFile(join(ROOT, 'docs', 'clients.md'), 'utf8');
+    blocks = [...page.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] as string);
   });
   after(async () => {
     await stack.close();

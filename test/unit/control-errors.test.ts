@@ -1,6 +1,6 @@
 // The control plane's error catalogue: every refusal class of the admin API, the
 // dashboard and the CLI carries a catalogue code; the one middleware answers each with
-// the code's status, body and Retry-After over real HTTP; the README's table agrees.
+// the code's status, body and Retry-After over real HTTP; the table in docs/errors.md agrees.
 
 import { expect } from 'chai';
 import Koa from 'koa';
@@ -122,16 +122,17 @@ describe('control plane error catalogue', () => {
     });
   });
 
-  it('matches the README’s control plane table row by row', async () => {
-    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-    const start = readme.indexOf('\n### Control plane errors\n');
+  it('matches the control plane table of docs/errors.md row by row', async () => {
+    const page = await readFile(new URL('../../docs/errors.md', import.meta.url), 'utf8');
+    const start = page.indexOf('\n## Control plane errors\n');
     expect(start).to.be.greaterThan(0);
-    const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+    const next = page.indexOf('\n## ', start + 1);
+    const section = page.slice(start, next < 0 ? undefined : next);
     const seen: string[] = [];
     for (const row of section.split('\n').filter((l) => /^\| `[A-Z_]+` \|/.test(l))) {
       const [, code, status, exit] = row.split('|').map((c) => c.trim());
       const key = (code as string).replace(/`/g, '');
-      expect(isControlCode(key), `README names unknown code ${key}`).to.equal(true);
+      expect(isControlCode(key), `docs/errors.md names unknown code ${key}`).to.equal(true);
       expect([Number(status), Number(exit)], key).to.deep.equal([
         CONTROL_ERRORS[key as ControlCode].status,
         CONTROL_ERRORS[key as ControlCode].exit,

@@ -1,4 +1,4 @@
-// The error catalogue agrees with the one error table in DESIGN.md and README.
+// The error catalogue agrees with the one error table in DESIGN.md and docs/errors.md.
 
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
@@ -16,16 +16,18 @@ describe('error catalogue', () => {
     }
   });
 
-  it('matches the error table of the README row by row', async () => {
-    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-    // The data plane's table: the rows of "Errors" before its control-plane part.
-    const section = readme.slice(readme.indexOf('\n## Errors\n'), readme.indexOf('\n### Control plane errors\n'));
+  it('matches the error table of docs/errors.md row by row', async () => {
+    const page = await readFile(new URL('../../docs/errors.md', import.meta.url), 'utf8');
+    // The data plane's table: the rows before the control-plane part.
+    const end = page.indexOf('\n## Control plane errors\n');
+    expect(end).to.be.greaterThan(0);
+    const section = page.slice(0, end);
     const rows = section.split('\n').filter((l) => /^\| `[A-Z_]+` \|/.test(l));
     const seen = new Set<string>();
     for (const row of rows) {
       const [, code, status, rpc, grpc] = row.split('|').map((c) => c.trim());
       const key = (code as string).replace(/`/g, '') as ErrorCode;
-      expect(ERRORS[key], `README names unknown code ${key}`).to.not.equal(undefined);
+      expect(ERRORS[key], `docs/errors.md names unknown code ${key}`).to.not.equal(undefined);
       expect(Number(status), key).to.equal(ERRORS[key].status);
       expect(Number(rpc), key).to.equal(ERRORS[key].rpc);
       // "16 UNAUTHENTICATED": the number, then its name.
