@@ -24,7 +24,8 @@ import { startDevnet, type Devnet } from '../../src/devnet/index.js';
 import type { Gateway } from '../../src/gateway.js';
 import { configYaml, get, HUB_GRPC, L1_FULL_AND_ARCHIVE, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 import { deleteUnderPrefix } from '../support/redis.js';
-import { RpcSocket, refusal, until, wsUrl } from '../support/ws-client.js';
+import { RpcSocket, refusal, wsUrl } from '../support/ws-client.js';
+import { until } from '../support/until.js';
 
 const TOKEN = 'test-admin-token-charged-0123456789';
 const CHAINS: readonly ChainSpec[] = [L1_FULL_AND_ARCHIVE];
@@ -304,7 +305,7 @@ async function serveWorkers(
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise((resolve) => child.on('exit', resolve));
-  await until(() => /workers: 2 \(pids/.test(out) || child.exitCode !== null);
+  await until(() => /workers: 2 \(pids/.test(out) || child.exitCode !== null, { what: 'both workers are up', timeoutMs: 60_000 });
   const m = /serving (http:\/\/\S+) \(admin (http:\/\/\S+)\)/.exec(out);
   if (m === null) throw new Error(`serve did not start: ${out}`);
   return { url: m[1] as string, admin: m[2] as string, child, exited, output: () => out };
@@ -408,7 +409,7 @@ describe('charged refusals and account caps across workers (server.workers: 2)',
     const before = served.output();
     await writeFile(file, (await readFile(file, 'utf8')).replace(TOKEN, NEW));
     served.child.kill('SIGHUP');
-    await until(() => /config reloaded/.test(served.output().slice(before.length)));
+    await until(() => /config reloaded/.test(served.output().slice(before.length)), { what: 'the workers reloaded', timeoutMs: 15_000 });
     const admin = (token: string) => get(`${served.admin}/admin/keys/${flooder.id}/usage`, { authorization: `Bearer ${token}` });
     await until(async () => (await admin(NEW)).status === 200);
     expect((await admin(TOKEN)).status).to.equal(401);

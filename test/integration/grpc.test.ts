@@ -14,6 +14,7 @@ import type { DevnetGrpcNode } from '../../plugins/sdk-grpc/devnet.js';
 import { pb } from 'noderouter/devnet';
 import { message, varint } from '../../plugins/sdk-grpc/proto.js';
 import { DEFAULT_TIERS, get, HUB_GRPC, startStack, type ChainSpec, type Stack } from '../support/harness.js';
+import { until } from '../support/until.js';
 
 const PARAMS = '/cosmos.auth.v1beta1.Query/Params';
 const BY_HEIGHT = '/cosmos.base.tendermint.v1beta1.Service/GetBlockByHeight';
@@ -335,7 +336,7 @@ describe('gRPC', function () {
       const watcher = HUB_GRPC.nodes.map((n) => node(n.name)).find((n) => n.watching === 1);
       expect(watcher).to.not.equal(undefined);
       call.cancel();
-      for (let i = 0; i < 50 && (watcher as DevnetGrpcNode).watching > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      await until(() => (watcher as DevnetGrpcNode).watching === 0, { what: 'the node’s watch ends' });
       expect(watcher?.watching).to.equal(0);
       expect(status).to.equal(grpc.status.CANCELLED);
       expect(await metrics()).to.match(
@@ -415,7 +416,7 @@ describe('gRPC', function () {
       for (const n of HUB_GRPC.nodes) await node(n.name).setFaults({ latencyMs: 100 });
       clear();
       const slow = unary(PARAMS, key());
-      while (HUB_GRPC.nodes.every((n) => hits(n.name) === 0)) await new Promise((r) => setTimeout(r, 5));
+      await until(() => HUB_GRPC.nodes.some((n) => hits(n.name) > 0), { what: 'a node has the call' });
       await stack.gateway.close();
       expect((await slow).code).to.equal(0);
       expect(await ended).to.equal(grpc.status.UNAVAILABLE);

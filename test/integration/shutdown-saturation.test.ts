@@ -16,6 +16,7 @@ import { openFileKeyStore } from '../../src/auth/file-key-store.js';
 import { startDevnet, type Devnet } from '../../src/devnet/index.js';
 import { configYaml, DEFAULT_TIERS } from '../support/harness.js';
 import { KeepAliveConnection } from '../support/keep-alive.js';
+import { until } from '../support/until.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CONNECTIONS = 32;
@@ -37,8 +38,9 @@ async function serve(file: string, workers: boolean): Promise<Served> {
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const ready = workers ? /workers: \d+ \(pids/ : /serving http:\/\/\S+ \(admin/;
-  const started = Date.now();
-  while (!ready.test(out) && child.exitCode === null && Date.now() - started < 60_000) await new Promise((r) => setTimeout(r, 50));
+  await until(() => ready.test(out) || child.exitCode !== null, { what: 'serve is up', timeoutMs: 60_000, everyMs: 50 }).catch(
+    () => undefined,
+  );
   const m = /serving http:\/\/127\.0\.0\.1:(\d+) \(admin/.exec(out);
   if (m === null || !ready.test(out)) throw new Error(`serve did not start: ${out}`);
   return { port: Number(m[1]), child, exited };
@@ -125,7 +127,10 @@ describe('shutdown at saturation', function () {
       const tally: Tally = { sent: 0, answered: 0, closing: 0, refused: 0, statuses: [], losses: [] };
       try {
         const loops = Array.from({ length: CONNECTIONS }, () => busy(served.port, { apikey: key }, tally));
-        while (tally.answered < CONNECTIONS * 20 && tally.losses.length === 0) await new Promise((r) => setTimeout(r, 10));
+        await until(() => tally.answered >= CONNECTIONS * 20 || tally.losses.length > 0, {
+          what: 'every connection is busy',
+          timeoutMs: 20_000,
+        });
         served.child.kill('SIGTERM');
         await Promise.all(loops);
         expect(await served.exited).to.equal(0);

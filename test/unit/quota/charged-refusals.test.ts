@@ -14,6 +14,7 @@ import { RedisLimiter } from '../../../src/quota/redis-limiter.js';
 import { RedisConnection } from '../../../src/store/redis-connection.js';
 import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../../support/redis.js';
 import { tierConfig } from '../../support/tiers.js';
+import { until } from '../../support/until.js';
 
 const START = Date.UTC(2026, 2, 10, 12, 0, 0);
 const DAY = '2026-03-10';
@@ -119,12 +120,9 @@ for (const [name, open] of subjects) {
 
 /** Usage rows once anything a lease held has been written (a leased limiter writes at its lease's end). */
 async function settled(limiter: Limiter, id: string): Promise<unknown> {
-  for (let i = 0; i < 50; i++) {
-    const rows = await limiter.usage(id);
-    if (rows.length > 0) return rows;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return limiter.usage(id);
+  let rows: unknown[] = [];
+  await until(async () => (rows = await limiter.usage(id)).length > 0, { what: 'the usage is written' });
+  return rows;
 }
 
 describe('charged refusals: redis limiter falling back (fail-open)', () => {
