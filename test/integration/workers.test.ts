@@ -22,6 +22,7 @@ import { parseExposition } from '../support/promql.js';
 import { deleteUnderPrefix } from '../support/redis.js';
 import { RpcSocket, refusal, wsUrl } from '../support/ws-client.js';
 import { until, untilDefined } from '../support/until.js';
+import { onFreePorts } from '../support/ports.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TOKEN = 'workers-admin-token-0123456789';
@@ -519,9 +520,12 @@ describe('server.workers: auto', function () {
     const file = join(dir, 'gateway.yaml');
     await copyFile(join(ROOT, 'config', 'gateway.yaml'), file);
     const shipped = await readFile(file, 'utf8');
+    // Its devnet's nodes on ports found free, its control API on port 0: the shipped
+    // ports may be taken by a gateway already running on this machine.
+    const onOwnPorts = (await onFreePorts(shipped)).replace(/^( {2}controlPort:) \d+/m, '$1 0');
     await writeFile(
       file,
-      shipped.replace(/^server:\n/m, 'server:\n  workers: auto\n').replace(/path: \.\.\/data\/keys\.json/, 'path: ./data/keys.json'),
+      onOwnPorts.replace(/^server:\n/m, 'server:\n  workers: auto\n').replace(/path: \.\.\/data\/keys\.json/, 'path: ./data/keys.json'),
     );
     const s = await serve(['--devnet', '--config', file], { PORT: '0', ADMIN_PORT: '0', GRPC_PORT: '0' });
     try {
