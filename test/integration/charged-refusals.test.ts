@@ -22,6 +22,7 @@ import type WebSocket from 'ws';
 import { openFileKeyStore } from '../../src/auth/file-key-store.js';
 import { startDevnet, type Devnet } from '../../src/devnet/index.js';
 import type { Gateway } from '../../src/gateway.js';
+import { PARAMS, unary as grpcUnary, type Reply } from '../support/grpc-client.js';
 import { configYaml, get, HUB_GRPC, L1_FULL_AND_ARCHIVE, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 import { deleteUnderPrefix } from '../support/redis.js';
 import { RpcSocket, refusal, wsUrl } from '../support/ws-client.js';
@@ -422,8 +423,6 @@ describe('charged refusals and account caps across workers (server.workers: 2)',
 
 describe('gRPC requests that become no call are charged too', function () {
   this.timeout(30_000);
-  const PARAMS = '/cosmos.auth.v1beta1.Query/Params';
-  const raw = (b: Buffer): Buffer => b;
   const clock = Date.now();
   let stack: Stack;
   let client: grpc.Client;
@@ -437,14 +436,7 @@ describe('gRPC requests that become no call are charged too', function () {
     await stack.close();
   });
 
-  const unary = (md: Record<string, string>, request: Buffer): Promise<{ code: number; metadata: Record<string, unknown> }> =>
-    new Promise((resolve) => {
-      const m = new grpc.Metadata();
-      for (const [k, v] of Object.entries(md)) m.add(k, v);
-      client.makeUnaryRequest(PARAMS, raw, raw, request, m, (err) =>
-        resolve(err === null ? { code: 0, metadata: {} } : { code: err.code, metadata: err.metadata.getMap() }),
-      );
-    });
+  const unary = (md: Record<string, string>, request: Buffer): Promise<Reply> => grpcUnary(client, PARAMS, md, request);
 
   it('gives RESOURCE_EXHAUSTED after the rate to a key sending unreadable or oversized requests', async () => {
     const { record, value } = await stack.gateway.keys.create({ account: 'grpc-flood', tier: 'five' });
