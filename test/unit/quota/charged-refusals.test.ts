@@ -19,8 +19,6 @@ import { until } from '../../support/until.js';
 const START = Date.UTC(2026, 2, 10, 12, 0, 0);
 const DAY = '2026-03-10';
 
-const tier = tierConfig;
-
 interface Subject {
   readonly limiter: Limiter;
   close(): Promise<void>;
@@ -87,7 +85,7 @@ for (const [name, open] of subjects) {
 
     it('spends the key’s rate, counts the request as invalid, and refuses past the burst as limited', async () => {
       const { limiter } = subject;
-      const t = tier({ rate: 1, burst: 3 });
+      const t = tierConfig({ rate: 1, burst: 3 });
       const k: Payer = { id: `key_${name.length}_a`, account: 'acme' };
       const answers = [];
       for (let i = 0; i < 5; i++) answers.push(await limiter.chargeRefused(k, t, 1, 'l1', 'invalid'));
@@ -103,7 +101,7 @@ for (const [name, open] of subjects) {
 
     it('spends the account’s rate, shared with its other keys, and never the day’s quota', async () => {
       const { limiter } = subject;
-      const t = tier({ rate: 100, burst: 100, daily: 2 }, { rate: 1, burst: 2, daily: 2 });
+      const t = tierConfig({ rate: 100, burst: 100, daily: 2 }, { rate: 1, burst: 2, daily: 2 });
       const a: Payer = { id: `key_${name.length}_b1`, account: 'shared' };
       const b: Payer = { id: `key_${name.length}_b2`, account: 'shared' };
       expect((await limiter.chargeRefused(a, t, 1, 'l1', 'invalid')).allowed).to.equal(true);
@@ -130,7 +128,7 @@ describe('charged refusals: redis limiter falling back (fail-open)', () => {
   it('charges this instance’s rate from the state Redis last reported', async () => {
     const r = await redisLimiter(() => clock, 'fail-open');
     try {
-      const t = tier({ rate: 1, burst: 3 });
+      const t = tierConfig({ rate: 1, burst: 3 });
       const k: Payer = { id: 'key_fallback', account: 'acme' };
       for (let i = 0; i < 2; i++) expect((await r.limiter.chargeRefused(k, t, 1, 'l1', 'invalid')).allowed).to.equal(true);
       await r.connection.close();
