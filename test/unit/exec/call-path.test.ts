@@ -5,7 +5,6 @@
 // plugin's verdict, and calls a transport answers itself handed back to it.
 
 import { expect } from 'chai';
-import evm from '../../../plugins/evm/index.js';
 import type { ChainRuntime } from '../../../src/chain-runtime.js';
 import { isGatewayError, type GatewayError } from '../../../src/errors.js';
 import type { CallResult } from '../../../src/exec/attempts.js';
@@ -279,7 +278,7 @@ describe('call path (src/exec/call-path.ts)', () => {
   });
 });
 
-describe('call path verdicts in usage (src/exec/call-path.ts with the evm plugin)', () => {
+describe('call path verdicts in usage (src/exec/call-path.ts)', () => {
   let node: RpcNode;
   let b: Bench;
   const TRACE = { type: 'CALL', gas: '0x5208', calls: [{ type: 'CALL', error: 'execution reverted', revertReason: 'no' }] };
@@ -292,7 +291,11 @@ describe('call path verdicts in usage (src/exec/call-path.ts with the evm plugin
         return { result: '0x1' };
       }),
     );
-    b = await bench(await chainConfig([{ name: 'arch-1', url: node.url, role: 'archive' }]), evm);
+    // A trace costs 10, as chains price them.
+    b = await bench(
+      await chainConfig([{ name: 'arch-1', url: node.url, role: 'archive' }]),
+      scriptedPlugin({ debug_traceTransaction: { cost: 10 } }),
+    );
   });
 
   afterEach(async () => {
