@@ -5,37 +5,16 @@
 // load no request goes unanswered and no connection is reset.
 
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { connect } from 'node:net';
 import { openFileKeyStore } from '../../src/auth/file-key-store.js';
 import { startDevnet, type Devnet } from '../../src/devnet/index.js';
 import { configYaml, DEFAULT_TIERS, get, rpc } from '../support/harness.js';
 import { KeepAliveConnection, type KeptAnswer } from '../support/keep-alive.js';
+import { serve } from '../support/serve.js';
 import { until } from '../support/until.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-async function startServe(file: string): Promise<{ url: string; admin: string; child: ChildProcess; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', 'src/bin.ts', 'serve', '--config', file], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  await until(() => /serving (http:\/\/\S+) \(admin (http:\/\/\S+)\)/.test(out) || child.exitCode !== null, {
-    what: 'serve is up',
-    timeoutMs: 15_000,
-    everyMs: 50,
-  }).catch(() => undefined);
-  const m = /serving (http:\/\/\S+) \(admin (http:\/\/\S+)\)/.exec(out);
-  if (m === null) throw new Error(`serve did not start: ${out}`);
-  return { url: m[1] as string, admin: m[2] as string, child, exited };
-}
 
 describe('graceful shutdown', function () {
   this.timeout(30_000);
@@ -71,7 +50,7 @@ describe('graceful shutdown', function () {
     const { record, value } = await store.create({ account: 'a', tier: 'enterprise' });
     await store.close();
 
-    const { url, admin, child, exited } = await startServe(file);
+    const { url, admin, child, exited } = await serve(['--config', file], { timeoutMs: 15_000 });
     await devnet.node('s-full-1').setFaults({ hold: true });
     const inflight = rpc(`${url}/l1`, { jsonrpc: '2.0', id: 7, method: 'eth_blockNumber' }, { apikey: value });
     // The call waits at the node while the gateway is told to stop.
@@ -117,7 +96,7 @@ describe('graceful shutdown', function () {
     const store = await openFileKeyStore(storePath);
     const { value } = await store.create({ account: 'a', tier: 'enterprise' });
     await store.close();
-    const { url, admin, child, exited } = await startServe(file);
+    const { url, admin, child, exited } = await serve(['--config', file], { timeoutMs: 15_000 });
     const port = Number(new URL(url).port);
     const headers = { apikey: value };
     let sent = 0;
@@ -198,7 +177,7 @@ describe('graceful shutdown', function () {
     const store = await openFileKeyStore(storePath);
     const { value } = await store.create({ account: 'a', tier: 'enterprise' });
     await store.close();
-    const { url, child, exited } = await startServe(file);
+    const { url, child, exited } = await serve(['--config', file], { timeoutMs: 15_000 });
     const status = async (path: string) =>
       (await rpc(`${url}${path}`, { jsonrpc: '2.0', id: 1, method: 'eth_chainId' }, { apikey: value })).status;
     const eventually = async (path: string, want: number): Promise<number> => {

@@ -6,7 +6,6 @@
 // one prober per chain, one /metrics, reloads, a worker killed under load, SIGTERM.
 
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
@@ -20,6 +19,7 @@ import { checkAll } from '../support/dashboards.js';
 import { configYaml, get } from '../support/harness.js';
 import { parseExposition } from '../support/promql.js';
 import { deleteUnderPrefix } from '../support/redis.js';
+import { serve, type Served } from '../support/serve.js';
 import { RpcSocket, refusal, wsUrl } from '../support/ws-client.js';
 import { until, untilDefined } from '../support/until.js';
 import { onFreePorts } from '../support/ports.js';
@@ -35,45 +35,6 @@ const TIERS = `
 const CALL = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' };
 /** What the evm plugin's head probe sends. */
 const PROBE = '{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["latest",false]}';
-
-interface Served {
-  readonly url: string;
-  readonly admin: string;
-  readonly pids: number[];
-  readonly child: ChildProcess;
-  readonly exited: Promise<number | null>;
-  /** Everything written to stdout so far. */
-  out(): string;
-}
-
-async function serve(args: readonly string[], env: Record<string, string> = {}): Promise<Served> {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', 'src/bin.ts', 'serve', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const ready = /workers: \d+ \(pids ([\d ]+)\)/;
-  // Not up in time: the error below shows what it printed.
-  await until(() => ready.test(out) || child.exitCode !== null, { what: 'serve is up', timeoutMs: 90_000, everyMs: 50 }).catch(
-    () => undefined,
-  );
-  const m = /serving (http:\/\/\S+) \(admin (http:\/\/\S+)\)/.exec(out);
-  const w = ready.exec(out);
-  if (m === null || w === null) throw new Error(`serve did not start: ${out}\n${err}`);
-  return {
-    url: m[1] as string,
-    admin: m[2] as string,
-    pids: (w[1] as string).split(' ').map(Number),
-    child,
-    exited,
-    out: () => out,
-  };
-}
 
 interface Answer {
   readonly status: number;
@@ -244,7 +205,7 @@ describe('server.workers: 2', function () {
     ];
     socketKey = (await store.create({ account: 'sockets', tier: 'socket' })).value;
     await store.close();
-    served = await serve(['--config', file]);
+    served = await serve(['--config', file], { workers: true, timeoutMs: 90_000 });
   });
   after(async () => {
     await stopAll(served, devnet, dir);
@@ -455,7 +416,7 @@ describe('server.workers: 2 on the Redis store', function () {
         clusterOptions(`{ kind: redis, url: "redis://127.0.0.1:6379", prefix: "${prefix}", timeoutMs: 500 }`, 0),
       ),
     );
-    served = await serve(['--config', file]);
+    served = await serve(['--config', file], { workers: true, timeoutMs: 90_000 });
   });
   after(async () => {
     await stopAll(served, devnet, dir);
@@ -527,7 +488,11 @@ describe('server.workers: auto', function () {
       file,
       onOwnPorts.replace(/^server:\n/m, 'server:\n  workers: auto\n').replace(/path: \.\.\/data\/keys\.json/, 'path: ./data/keys.json'),
     );
-    const s = await serve(['--devnet', '--config', file], { PORT: '0', ADMIN_PORT: '0', GRPC_PORT: '0' });
+    const s = await serve(['--devnet', '--config', file], {
+      env: { PORT: '0', ADMIN_PORT: '0', GRPC_PORT: '0' },
+      workers: true,
+      timeoutMs: 90_000,
+    });
     try {
       expect(s.pids).to.have.length(availableParallelism());
       const key = /demo key \(shown once; earlier demo keys are revoked\): (\S+)/.exec(s.out())?.[1] as string;
@@ -578,7 +543,7 @@ describe('server.workers: 2 with agreement', function () {
     const store = await openFileKeyStore(storePath);
     key = (await store.create({ account: 'agree', tier: 'enterprise' })).value;
     await store.close();
-    served = await serve(['--config', file]);
+    served = await serve(['--config', file], { workers: true, timeoutMs: 90_000 });
   });
   after(async () => {
     await stopAll(served, devnet, dir);
