@@ -52,7 +52,10 @@ export async function wsLoad(
   const started = performance.now();
   await new Promise((r) => setTimeout(r, seconds * 1000));
   running = false;
-  await Promise.race([Promise.all(done), new Promise((r) => setTimeout(r, 2_000))]);
+  // Sockets that never answer again are given 2 s; the wait ends with the last answer.
+  let grace: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.all(done), new Promise((r) => (grace = setTimeout(r, 2_000)))]);
+  clearTimeout(grace);
   const elapsed = (performance.now() - started) / 1000;
   for (const ws of sockets) ws.terminate();
   const sorted = Float64Array.from(latencies).sort();

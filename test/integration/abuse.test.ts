@@ -11,6 +11,7 @@ import WebSocket from 'ws';
 import { frameMessage } from '../../src/grpc-wire/frames.js';
 import { pb } from 'noderouter/devnet';
 import { get, HUB_GRPC, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
+import { pause, until } from '../support/until.js';
 
 const TIERS = `
   free: { rate: unlimited, burst: unlimited, maxBatch: 100, archive: false, wsConnections: 4 }
@@ -228,8 +229,8 @@ describe('a customer gets exactly their tier (attacks)', function () {
       });
       expect(closed).to.equal(true);
       for (const s of sockets) s.destroy();
-      await new Promise((r) => setTimeout(r, 50));
-      expect((await l1(call('eth_chainId'))).status).to.equal(200);
+      // The slots are freed as the gateway hears of the closes.
+      await until(async () => (await l1(call('eth_chainId'))).status === 200, { what: 'a new connection is served' });
     });
 
     it('ends the connection of a request with a bad key', async () => {
@@ -260,9 +261,7 @@ describe('a customer gets exactly their tier (attacks)', function () {
       // The paused client cannot read the close: the gateway's own gauge says it let the client go.
       const open = async (): Promise<number> =>
         Number(/noderouter_ws_connections\{chain="l1"\} (\d+)/.exec((await get(ws.admin('/metrics'))).text)?.[1] ?? -1);
-      const until = Date.now() + 15_000;
-      while ((await open()) !== 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
-      expect(await open()).to.equal(0);
+      await until(async () => (await open()) === 0, { what: 'the gateway lets the client go', timeoutMs: 15_000, everyMs: 50 });
       client.terminate();
     });
   });
@@ -358,7 +357,8 @@ describe('a customer gets exactly their tier (attacks)', function () {
         req.on('error', () => undefined);
         req.close(constants.NGHTTP2_CANCEL);
       }
-      await new Promise((r) => setTimeout(r, 300));
+      // Time for the gateway to take every reset; an in-flight count they leaked would show after it.
+      await pause(300);
       flood.destroy();
       const hub = stack.gateway.runtimes().find((rt) => rt.name === 'hub-grpc');
       expect(hub?.load.inFlight).to.equal(0);

@@ -16,20 +16,11 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import type { createPublicClient, http } from 'viem';
+import { TestBrowser } from '../support/browser.js';
 import { get, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const L1: ChainSpec = { name: 'l1', plugin: 'evm', path: '/l1', nodes: [{ name: 'l1-full-1', role: 'full' }] };
 const TIERS = `
@@ -97,10 +88,9 @@ interface Seen {
 describe('a dApp page in a browser calls the gateway from another origin', function () {
   this.timeout(60_000);
   let stack: Stack;
-  let browser: Browser;
+  let browser: TestBrowser;
   const clock = Date.parse('2026-06-01T12:00:00Z');
   const sites: Server[] = [];
-  const contexts: BrowserContext[] = [];
   let dapp: string;
   let third: string;
   const scripts = new Map<string, string>();
@@ -114,18 +104,16 @@ describe('a dApp page in a browser calls the gateway from another origin', funct
     third = b.origin;
     stack = await startStack({ chains: [L1], tiers: TIERS, now: () => clock });
     await stack.gateway.runtimes()[0]?.prober.probeAll();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    browser = await TestBrowser.launch();
   });
   after(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
     await browser?.close();
     for (const s of sites) s.close();
     await stack?.close();
   });
 
   async function pageAt(origin: string): Promise<Page> {
-    const context = await browser.newContext();
-    contexts.push(context);
+    const context = await browser.context();
     const page = await context.newPage();
     await page.goto(`${origin}/shop/`);
     await page.waitForFunction(() => window.viem !== undefined);
@@ -260,8 +248,7 @@ describe('a dApp page in a browser calls the gateway from another origin', funct
     const script = (block as string).replace("'nrk_…'", `'${value}'`).replace('http://127.0.0.1:8080', stack.gateway.url);
     expect(script).to.contain(value);
     scripts.set('/readme.js', await bundle(script));
-    const context = await browser.newContext();
-    contexts.push(context);
+    const context = await browser.context();
     // What the block logs, as text (a bigint too).
     await context.addInitScript(() => {
       const seen: string[] = [];

@@ -6,7 +6,8 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import type { Gateway } from '../../src/gateway.js';
 import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
-import { deleteUnderPrefix } from '../support/redis.js';
+import { deleteUnderPrefix, keysUnder } from '../support/redis.js';
+import { until } from '../support/until.js';
 
 const EVM: ChainSpec = {
   name: 'l1',
@@ -69,9 +70,12 @@ describe('response cache and coalescing', function () {
     const latest = { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['latest', false] };
     const a = await rpc(stack.url('/l1'), latest, h);
     stack.devnet.chains.get('l1')?.advance(1);
-    await new Promise((r) => setTimeout(r, 200));
-    const b = await rpc(stack.url('/l1'), latest, h);
-    expect(b.headers.get('x-cache')).to.equal('MISS');
+    // The block time is 150 ms: within ten of them the read is asked of the node again.
+    let b = a;
+    await until(async () => (b = await rpc(stack.url('/l1'), latest, h)).headers.get('x-cache') === 'MISS', {
+      what: 'the latest read is no longer cached',
+      timeoutMs: 1_500,
+    });
     expect((b.json as { result: { number: string } }).result.number).to.not.equal((a.json as { result: { number: string } }).result.number);
     const pending = { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['pending', false] };
     await rpc(stack.url('/l1'), pending, h);
@@ -133,7 +137,7 @@ describe('response cache and coalescing', function () {
     const n = head - 30;
     const pending = Promise.all(Array.from({ length: 100 }, (_, i) => rpc(stack.url('/l1'), block(n, `c${i}`), h)));
     const rt = stack.gateway.runtimes().find((c) => c.name === 'l1');
-    while (rt?.load.inFlight !== 100) await new Promise((r) => setTimeout(r, 10));
+    await until(() => rt?.load.inFlight === 100, { what: 'all 100 calls are in' });
     await node().clearFaults();
     const answers = await pending;
     expect(calls('getBlockByNumber')).to.equal(1);
@@ -195,7 +199,10 @@ describe('response cache in Redis, shared by instances', function () {
     const call = { jsonrpc: '2.0', id: 9, method: 'eth_getBlockByNumber', params: [`0x${(head - 20).toString(16)}`, false] };
     const a = await rpc(`${stack.gateway.url}/l1`, call, { apikey: stack.key });
     expect(a.headers.get('x-cache')).to.equal('MISS');
-    await new Promise((r) => setTimeout(r, 50));
+    // The answer is stored after it is sent.
+    await until(async () => (await keysUnder(`${prefix}cache:`)).some((k) => !k.startsWith(`${prefix}cache:h:`)), {
+      what: 'the answer is in Redis',
+    });
     const b = await rpc(`${other.url}/l1`, call, { apikey: stack.key });
     expect(b.headers.get('x-cache')).to.equal('HIT');
     expect(b.text).to.equal(a.text);

@@ -11,20 +11,21 @@
 
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type WebSocket from 'ws';
 import { openFileKeyStore } from '../../src/auth/file-key-store.js';
 import { startDevnet, type Devnet } from '../../src/devnet/index.js';
 import type { Gateway } from '../../src/gateway.js';
+import { PARAMS, unary as grpcUnary, type Reply } from '../support/grpc-client.js';
 import { configYaml, get, HUB_GRPC, L1_FULL_AND_ARCHIVE, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 import { deleteUnderPrefix } from '../support/redis.js';
-import { RpcSocket, refusal, until, wsUrl } from '../support/ws-client.js';
+import { serve, type Served } from '../support/serve.js';
+import { RpcSocket, refusal, wsUrl } from '../support/ws-client.js';
+import { until } from '../support/until.js';
 
 const TOKEN = 'test-admin-token-charged-0123456789';
 const CHAINS: readonly ChainSpec[] = [L1_FULL_AND_ARCHIVE];
@@ -292,24 +293,6 @@ for (const store of ['memory', 'redis'] as const) {
   });
 }
 
-/** `noderouter serve` with two workers (the real binary): what it prints once both are up. */
-async function serveWorkers(
-  config: string,
-): Promise<{ url: string; admin: string; child: ChildProcess; exited: Promise<unknown>; output: () => string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', 'src/bin.ts', 'serve', '--config', config], {
-    cwd: fileURLToPath(new URL('../..', import.meta.url)),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise((resolve) => child.on('exit', resolve));
-  await until(() => /workers: 2 \(pids/.test(out) || child.exitCode !== null);
-  const m = /serving (http:\/\/\S+) \(admin (http:\/\/\S+)\)/.exec(out);
-  if (m === null) throw new Error(`serve did not start: ${out}`);
-  return { url: m[1] as string, admin: m[2] as string, child, exited, output: () => out };
-}
-
 /** One POST on a connection of its own, so node:cluster hands the requests to both workers. */
 function postAlone(url: string, body: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -330,7 +313,7 @@ describe('charged refusals and account caps across workers (server.workers: 2)',
   this.timeout(120_000);
   let devnet: Devnet;
   let dir: string;
-  let served: Awaited<ReturnType<typeof serveWorkers>>;
+  let served: Served;
   let flooder: { id: string; value: string };
   let socketKeys: string[];
   let file: string;
@@ -363,7 +346,7 @@ describe('charged refusals and account caps across workers (server.workers: 2)',
     socketKeys = [];
     for (let i = 0; i < 3; i++) socketKeys.push((await store.create({ account: 'sockets', tier: 'capped' })).value);
     await store.close();
-    served = await serveWorkers(file);
+    served = await serve(['--config', file], { workers: true });
   });
   after(async () => {
     if (served !== undefined && served.child.exitCode === null) {
@@ -405,14 +388,14 @@ describe('charged refusals and account caps across workers (server.workers: 2)',
   // Last: it changes the admin token the tests above use.
   it('applies a new admin token to /admin/* on reload, said once in the log (not by every worker) and never the token', async () => {
     const NEW = 'test-admin-token-rotated-9876543210';
-    const before = served.output();
+    const before = served.out();
     await writeFile(file, (await readFile(file, 'utf8')).replace(TOKEN, NEW));
     served.child.kill('SIGHUP');
-    await until(() => /config reloaded/.test(served.output().slice(before.length)));
+    await until(() => /config reloaded/.test(served.out().slice(before.length)), { what: 'the workers reloaded', timeoutMs: 15_000 });
     const admin = (token: string) => get(`${served.admin}/admin/keys/${flooder.id}/usage`, { authorization: `Bearer ${token}` });
     await until(async () => (await admin(NEW)).status === 200);
     expect((await admin(TOKEN)).status).to.equal(401);
-    const lines = served.output().slice(before.length);
+    const lines = served.out().slice(before.length);
     expect(lines.match(/admin token changed/g)).to.have.length(1);
     expect(lines).to.not.include(NEW);
     expect(lines).to.not.include(TOKEN);
@@ -421,8 +404,6 @@ describe('charged refusals and account caps across workers (server.workers: 2)',
 
 describe('gRPC requests that become no call are charged too', function () {
   this.timeout(30_000);
-  const PARAMS = '/cosmos.auth.v1beta1.Query/Params';
-  const raw = (b: Buffer): Buffer => b;
   const clock = Date.now();
   let stack: Stack;
   let client: grpc.Client;
@@ -436,14 +417,7 @@ describe('gRPC requests that become no call are charged too', function () {
     await stack.close();
   });
 
-  const unary = (md: Record<string, string>, request: Buffer): Promise<{ code: number; metadata: Record<string, unknown> }> =>
-    new Promise((resolve) => {
-      const m = new grpc.Metadata();
-      for (const [k, v] of Object.entries(md)) m.add(k, v);
-      client.makeUnaryRequest(PARAMS, raw, raw, request, m, (err) =>
-        resolve(err === null ? { code: 0, metadata: {} } : { code: err.code, metadata: err.metadata.getMap() }),
-      );
-    });
+  const unary = (md: Record<string, string>, request: Buffer): Promise<Reply> => grpcUnary(client, PARAMS, md, request);
 
   it('gives RESOURCE_EXHAUSTED after the rate to a key sending unreadable or oversized requests', async () => {
     const { record, value } = await stack.gateway.keys.create({ account: 'grpc-flood', tier: 'five' });

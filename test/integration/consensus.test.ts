@@ -6,7 +6,7 @@
 
 import { expect } from 'chai';
 import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
-import { until } from '../support/ws-client.js';
+import { until } from '../support/until.js';
 
 const three = (prefix: string, sameAs?: string): ChainSpec['nodes'] =>
   (['full-1', 'full-2', 'archive-1'] as const).map((n) => ({
@@ -204,9 +204,14 @@ describe('answers checked by agreement (N of M)', function () {
       await stack.devnet.node('ev-full-2').clearFaults();
       try {
         const rt = stack.gateway.runtimes().find((c) => c.name === 'l1-back');
-        await new Promise((r) => setTimeout(r, 150));
-        await rt?.prober.probeAll();
-        expect((await nodeOf('l1-back', 'back-full-2')).inRotation).to.equal(true);
+        // Probes before the 100 ms cool-down ends leave it out; the first one after brings it back.
+        await until(
+          async () => {
+            await rt?.prober.probeAll();
+            return (await nodeOf('l1-back', 'back-full-2')).inRotation;
+          },
+          { what: 'a probe after the cool-down brings it back', everyMs: 25 },
+        );
       } finally {
         await stack.devnet.node('ev-full-2').setFaults({ lie: true });
       }

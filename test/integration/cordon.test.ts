@@ -13,7 +13,8 @@ import { silentLogger } from '../../src/log.js';
 import { runCli } from '../support/cli.js';
 import { get, rpc, startStack, type Stack } from '../support/harness.js';
 import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../support/redis.js';
-import { RpcSocket, until, wsUrl } from '../support/ws-client.js';
+import { RpcSocket, wsUrl } from '../support/ws-client.js';
+import { until } from '../support/until.js';
 
 const TOKEN = 'admin-token-for-cordon-tests';
 const auth = { authorization: `Bearer ${TOKEN}` };

@@ -14,21 +14,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { BLOCK_NUMBER, DASHBOARD_TIERS } from '../support/dashboard-client.js';
+import { TestBrowser } from '../support/browser.js';
 import { get, rpc, startStack, type Stack } from '../support/harness.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const SHOTS = fileURLToPath(new URL('../../test-output/screenshots/', import.meta.url));
 const ADMIN_TOKEN = 'browser-admin-token-0123456789';
 const run = promisify(execFile);
@@ -36,36 +26,15 @@ const run = promisify(execFile);
 describe('dashboard in a browser', function () {
   this.timeout(60_000);
   let stack: Stack;
-  let browser: Browser;
+  let browser: TestBrowser;
   let origin: string;
   let clock = Date.now();
-  const contexts: BrowserContext[] = [];
-  /** Script errors and CSP violations seen on any page: there must be none. */
-  const problems: string[] = [];
 
   const call = (key: string, path = '/l1', body: unknown = BLOCK_NUMBER) => rpc(stack.url(path), body, { apikey: key });
 
-  async function open(viewport = { width: 1100, height: 900 }): Promise<Page> {
-    const context = await browser.newContext({ viewport });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
-    contexts.push(context);
-    const page = await context.newPage();
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('console', (m) => {
-      if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(`console: ${m.text()}`);
-    });
-    return page;
-  }
-
-  /** A page signed in as `account` through a one-time link (landing page, then a click). */
-  async function signedIn(account: string, viewport?: { width: number; height: number }): Promise<Page> {
-    const page = await open(viewport);
-    const { token } = await stack.gateway.accounts.issueToken(account);
-    await page.goto(`${origin}/dashboard/signin?token=${token}`);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('#keys-view').waitFor({ state: 'visible' });
-    return page;
-  }
+  const open = (): Promise<Page> => browser.page(origin);
+  const signedIn = (account: string, viewport?: { width: number; height: number }): Promise<Page> =>
+    browser.signedIn(stack.gateway, account, viewport);
 
   /** Create a key with the form; returns the value shown once and the record id. */
   async function createKey(
@@ -112,15 +81,15 @@ describe('dashboard in a browser', function () {
     origin = stack.gateway.dashboardListenUrl;
     await stack.gateway.accounts.create({ name: 'acme', tiers: 'free,growth', defaultTier: 'growth' });
     await stack.gateway.accounts.create({ name: 'globex', tiers: 'free' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    browser = await TestBrowser.launch();
   });
   after(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
     await browser?.close();
     await stack?.close();
   });
   afterEach(() => {
-    expect(problems, problems.join('\n')).to.deep.equal([]);
+    // Script errors and CSP violations seen on any page: there must be none.
+    expect(browser.problems, browser.problems.join('\n')).to.deep.equal([]);
   });
 
   it('signs in with a one-time link: the visit shows a button, the click signs in, the link then stops working', async () => {

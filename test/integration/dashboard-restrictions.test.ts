@@ -9,63 +9,38 @@
 import { expect } from 'chai';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { BLOCK_NUMBER, DASHBOARD_TIERS } from '../support/dashboard-client.js';
+import { TestBrowser } from '../support/browser.js';
 import { rpc, startStack, type Stack } from '../support/harness.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const SHOTS = fileURLToPath(new URL('../../test-output/screenshots/', import.meta.url));
 const APP = 'https://app.example.com';
 
 describe('key restrictions in the dashboard, in a browser', function () {
   this.timeout(60_000);
   let stack: Stack;
-  let browser: Browser;
+  let browser: TestBrowser;
   let origin: string;
-  const contexts: BrowserContext[] = [];
-  const problems: string[] = [];
 
   const call = (key: string, headers: Record<string, string> = {}) => rpc(stack.url('/l1'), BLOCK_NUMBER, { apikey: key, ...headers });
 
-  async function signedIn(account: string, viewport = { width: 1100, height: 900 }): Promise<Page> {
-    const context = await browser.newContext({ viewport });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
-    contexts.push(context);
-    const page = await context.newPage();
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('console', (m) => {
-      if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(`console: ${m.text()}`);
-    });
-    const { token } = await stack.gateway.accounts.issueToken(account);
-    await page.goto(`${origin}/dashboard/signin?token=${token}`);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('#keys-view').waitFor({ state: 'visible' });
-    return page;
-  }
+  const signedIn = (account: string, viewport?: { width: number; height: number }): Promise<Page> =>
+    browser.signedIn(stack.gateway, account, viewport);
 
   before(async () => {
     await mkdir(SHOTS, { recursive: true });
     stack = await startStack({ tiers: DASHBOARD_TIERS, dashboardYaml: '{ enabled: true }', keysYaml: 'changesBurst: 1000' });
     origin = stack.gateway.dashboardListenUrl;
     await stack.gateway.accounts.create({ name: 'acme', tiers: 'free,growth', defaultTier: 'growth' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    browser = await TestBrowser.launch();
   });
   after(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
     await browser?.close();
     await stack?.close();
   });
   afterEach(() => {
-    expect(problems, problems.join('\n')).to.deep.equal([]);
+    expect(browser.problems, browser.problems.join('\n')).to.deep.equal([]);
   });
 
   it('creates a key restricted to an origin: a mistake is shown beside its field, the list shows what is set', async () => {

@@ -8,7 +8,8 @@ import { DEFAULT_CHAINS, DEFAULT_TIERS, get, HUB_GRPC, rpc, startStack, type Sta
 import { alertExprs, checkExpression, dashboards } from '../support/dashboards.js';
 import { OUTCOME_LABELS } from '../../src/exec/outcome.js';
 import { labelMatches, parseExposition, parsePromQl } from '../support/promql.js';
-import { RpcSocket, until, wsUrl } from '../support/ws-client.js';
+import { RpcSocket, wsUrl } from '../support/ws-client.js';
+import { until } from '../support/until.js';
 
 describe('PromQL reading', () => {
   it('finds metrics, matcher labels and grouping labels', () => {

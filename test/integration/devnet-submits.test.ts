@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { startDevnet, type Devnet } from '../../src/devnet/index.js';
+import { until } from '../support/until.js';
 
 interface Reply {
   readonly id?: unknown;
@@ -117,7 +118,7 @@ describe('devnet submit calls', function () {
     it('broadcast_tx_commit answers when the block that includes the transaction is made', async () => {
       const committed = rpc('r1', 'broadcast_tx_commit', { tx: b64('send 3') });
       // The node has the call (it is in its record) before the block is mined.
-      while (!devnet.node('r1').received.some((r) => r.body.includes('broadcast_tx_commit'))) await new Promise((r) => setTimeout(r, 10));
+      await until(() => devnet.node('r1').received.some((r) => r.body.includes('broadcast_tx_commit')), { what: 'the node has the call' });
       mine('hub');
       const result = (await committed).result as { hash: string; height: string; check_tx: { code: number }; tx_result: { code: number } };
       expect(result).to.deep.include({ hash: cometHash('send 3'), height: String(devnet.node('r1').height()) });

@@ -13,13 +13,13 @@ import type { ChainRuntime } from '../../src/chain-runtime.js';
 import type { DevnetGrpcNode } from '../../plugins/sdk-grpc/devnet.js';
 import { pb } from 'noderouter/devnet';
 import { message, varint } from '../../plugins/sdk-grpc/proto.js';
+import { metadata, PARAMS, raw, unary as grpcUnary, type Reply } from '../support/grpc-client.js';
 import { DEFAULT_TIERS, get, HUB_GRPC, startStack, type ChainSpec, type Stack } from '../support/harness.js';
+import { until } from '../support/until.js';
 
-const PARAMS = '/cosmos.auth.v1beta1.Query/Params';
 const BY_HEIGHT = '/cosmos.base.tendermint.v1beta1.Service/GetBlockByHeight';
 const WATCH = '/grpc.health.v1.Health/Watch';
 const ZONE_HOST = 'zone.grpc.test';
-const raw = (b: Buffer): Buffer => b;
 
 const ZONE_GRPC: ChainSpec = {
   name: 'zone-grpc',
@@ -34,13 +34,6 @@ const ZONE_GRPC: ChainSpec = {
     { name: 'zone-grpc-archive-1', role: 'archive' },
   ],
 };
-
-interface Reply {
-  code: number;
-  details: string;
-  metadata: Record<string, unknown>;
-  data: Buffer | undefined;
-}
 
 describe('gRPC', function () {
   this.timeout(30_000);
@@ -59,29 +52,8 @@ describe('gRPC', function () {
     return c;
   }
 
-  function metadata(md: Record<string, string | string[]>): grpc.Metadata {
-    const m = new grpc.Metadata();
-    for (const [k, v] of Object.entries(md)) for (const one of Array.isArray(v) ? v : [v]) m.add(k, one);
-    return m;
-  }
-
-  function unary(
-    path: string,
-    md: Record<string, string | string[]>,
-    request: Buffer = Buffer.alloc(0),
-    authority?: string,
-  ): Promise<Reply> {
-    return new Promise((resolve) => {
-      let trailing: Record<string, unknown> = {};
-      const call = client(authority).makeUnaryRequest(path, raw, raw, request, metadata(md), (err, res) => {
-        if (err !== null) resolve({ code: err.code, details: err.details, metadata: err.metadata.getMap(), data: undefined });
-        else resolve({ code: 0, details: '', metadata: trailing, data: res });
-      });
-      call.on('status', (s: grpc.StatusObject) => {
-        trailing = s.metadata.getMap();
-      });
-    });
-  }
+  const unary = (path: string, md: Record<string, string | string[]>, request?: Buffer, authority?: string): Promise<Reply> =>
+    grpcUnary(client(authority), path, md, request);
 
   const key = (): Record<string, string> => ({ apikey: stack.key });
   const node = (name: string): DevnetGrpcNode => stack.devnet.node(name) as DevnetGrpcNode;
@@ -335,7 +307,7 @@ describe('gRPC', function () {
       const watcher = HUB_GRPC.nodes.map((n) => node(n.name)).find((n) => n.watching === 1);
       expect(watcher).to.not.equal(undefined);
       call.cancel();
-      for (let i = 0; i < 50 && (watcher as DevnetGrpcNode).watching > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      await until(() => (watcher as DevnetGrpcNode).watching === 0, { what: 'the node’s watch ends' });
       expect(watcher?.watching).to.equal(0);
       expect(status).to.equal(grpc.status.CANCELLED);
       expect(await metrics()).to.match(
@@ -415,7 +387,7 @@ describe('gRPC', function () {
       for (const n of HUB_GRPC.nodes) await node(n.name).setFaults({ latencyMs: 100 });
       clear();
       const slow = unary(PARAMS, key());
-      while (HUB_GRPC.nodes.every((n) => hits(n.name) === 0)) await new Promise((r) => setTimeout(r, 5));
+      await until(() => HUB_GRPC.nodes.some((n) => hits(n.name) > 0), { what: 'a node has the call' });
       await stack.gateway.close();
       expect((await slow).code).to.equal(0);
       expect(await ended).to.equal(grpc.status.UNAVAILABLE);

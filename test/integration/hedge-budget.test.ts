@@ -9,6 +9,7 @@
 
 import { expect } from 'chai';
 import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
+import { until } from '../support/until.js';
 
 const ADDR = '0x00000000000000000000000000000000000000aa';
 
@@ -158,10 +159,13 @@ describe('hedging and ejection at load', function () {
     // The node answers again; once its ejection is over, a probe round brings it back.
     await a.clearFaults();
     const prober = s().gateway.runtimes()[0]?.prober;
-    for (let i = 0; i < 100 && poolNode('a')?.inRotation !== true; i++) {
-      await prober?.probeAll();
-      if (poolNode('a')?.inRotation !== true) await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(
+      async () => {
+        await prober?.probeAll();
+        return poolNode('a')?.inRotation === true;
+      },
+      { what: 'a probe after the ejection brings it back', everyMs: 50 },
+    );
     expect(await nodeState('a')).to.include({ inRotation: true, reason: null, ejectedUntil: null });
 
     await ejectA();

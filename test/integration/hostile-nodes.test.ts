@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createLogger } from '../../src/log.js';
 import { DEFAULT_CHAINS, get, rpc, startStack, type Stack } from '../support/harness.js';
+import { until } from '../support/until.js';
 
 const L1 = DEFAULT_CHAINS.find((c) => c.name === 'l1');
 
@@ -154,7 +155,7 @@ describe('hostile nodes', function () {
       const metrics = (await get(stack.admin('/metrics'))).text;
       expect(metrics).to.match(/noderouter_upstream_requests_total\{chain="slow",node="trickler",outcome="timeout"\} 1/);
       // The gateway dropped the connection: it holds nothing for the trickle.
-      for (let i = 0; i < 20 && closedByGateway === 0; i++) await new Promise((r) => setTimeout(r, 25));
+      await until(() => closedByGateway > 0, { what: 'the gateway drops the trickle' });
       expect(closedByGateway).to.equal(1);
     });
   });

@@ -10,6 +10,7 @@ import { expect } from 'chai';
 import { rpc, startStack, type Stack } from '../support/harness.js';
 import { BLOCK_NUMBER, DashboardClient } from '../support/dashboard-client.js';
 import { deleteUnderPrefix, testPrefix } from '../support/redis.js';
+import { until } from '../support/until.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789';
 const TIERS = `
@@ -117,13 +118,15 @@ describe('limits per account under key churn', function () {
         // With the Redis store, calls are counted in leases and written when a lease ends
         // (every store.leaseMs): read the usage once they have been.
         let report: Report | undefined;
-        for (let i = 0; i < 50; i++) {
-          const usage = await dashboard.get('/usage');
-          expect(usage.status).to.equal(200);
-          report = usage.json as Report;
-          if (report.totals.today.calls >= 10) break;
-          await new Promise((r) => setTimeout(r, 100));
-        }
+        await until(
+          async () => {
+            const usage = await dashboard.get('/usage');
+            expect(usage.status).to.equal(200);
+            report = usage.json as Report;
+            return report.totals.today.calls >= 10;
+          },
+          { what: 'the leases are written', everyMs: 50 },
+        );
         if (report === undefined) throw new Error('no usage report');
         // The day of the second churn: 10 calls, every one on a key revoked since.
         expect(report.totals.today.calls).to.equal(10);

@@ -9,7 +9,7 @@
 import { expect } from 'chai';
 import { privateKeyToAccount } from 'viem/accounts';
 import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
-import { until } from '../support/ws-client.js';
+import { pause, until } from '../support/until.js';
 
 const TIERS = `
   free: { rate: unlimited, burst: unlimited, daily: 1000000, archive: false }
@@ -115,8 +115,8 @@ describe('node work per client call: bounded and charged', function () {
       // Before the budget: 248–289 calls for this one request.
       expect(sent).to.be.at.most(16);
       expect(sent).to.be.at.least(8);
-      // Nothing more goes out once the answer is given.
-      await new Promise((r) => setTimeout(r, 200));
+      // Nothing more goes out once the answer is given: a part still coming would be sent within this pause.
+      await pause(200);
       expect(logCalls() - sentBefore).to.equal(sent);
       // Every part sent is charged like a getLogs call of its span (5 units up to 1000 blocks).
       expect(await calls(id, 'l1')).to.equal(5 * sent);

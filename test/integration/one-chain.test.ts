@@ -9,6 +9,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { createLogger } from '../../src/log.js';
 import { Anvil, mineAll } from '../support/anvil.js';
 import { get, rpc, startStack, type Stack } from '../support/harness.js';
+import { until } from '../support/until.js';
 
 const KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 const OTHER = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
@@ -142,9 +143,9 @@ describe('one chain for every client', function () {
         // viem makes a new filter and keeps watching.
         const got: bigint[] = [];
         const unwatch = c.watchBlockNumber({ onBlockNumber: (n) => got.push(n), pollingInterval: 50, emitOnBegin: true });
-        while (got.length === 0) await new Promise((r) => setTimeout(r, 20));
+        await until(() => got.length > 0, { what: 'viem reads the block number' });
         await mine();
-        while (got.length < 2) await new Promise((r) => setTimeout(r, 20));
+        await until(() => got.length >= 2, { what: 'viem sees the new block' });
         unwatch();
         expect((got[1] as bigint) > (got[0] as bigint)).to.equal(true);
       } finally {

@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import type { ChainRuntime } from '../../src/chain-runtime.js';
 import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
+import { until } from '../support/until.js';
 
 const ADDR = '0x00000000000000000000000000000000000000aa';
 
@@ -198,7 +199,7 @@ describe('node pools', function () {
     expect(hits(stack, 'b-full-2', 'eth_gasPrice')).to.equal(0);
     await stack.devnet.node('b-full-2').clearFaults();
     // resetTimeoutMs is 150: the breaker lets a trial through once it has passed.
-    while (node?.breakerState !== 'half-open') await new Promise((r) => setTimeout(r, 20));
+    await until(() => node?.breakerState === 'half-open', { what: 'the breaker lets a trial through' });
     for (let i = 0; i < 4; i++) await call('/brk', 'eth_gasPrice');
     expect(node?.breakerState).to.equal('closed');
     expect(hits(stack, 'b-full-2', 'eth_gasPrice')).to.be.greaterThan(0);
@@ -320,7 +321,7 @@ describe('node pools', function () {
       }
     };
     const workers = [worker(), worker(), worker(), worker()];
-    while (done < 40) await new Promise((r) => setTimeout(r, 5));
+    await until(() => done >= 40, { what: 'traffic is flowing' });
     await stack.devnet.node('e-full-2').setFaults({ down: true });
     await Promise.all(workers);
     expect(done).to.equal(160);

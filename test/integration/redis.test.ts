@@ -12,6 +12,7 @@ import { TcpProxy } from '../support/tcp-proxy.js';
 import { lastLine, runCli } from '../support/cli.js';
 import { RpcSocket, refusal, wsUrl } from '../support/ws-client.js';
 import { deleteUnderPrefix } from '../support/redis.js';
+import { until, untilDefined } from '../support/until.js';
 
 const CHAINS: readonly ChainSpec[] = [L1_FULL_AND_ARCHIVE];
 const TIERS = `
@@ -50,13 +51,12 @@ describe('scale-out through Redis', function () {
   const settledCalls = async (id: string, calls: number): Promise<number> => {
     // Leases end by the (injected) clock; the sweep that writes them back runs every leaseMs.
     clock += 1_000;
-    const deadline = Date.now() + 2_000;
     let total = 0;
-    while (Date.now() < deadline) {
-      total = (await other.services.bundle.limiter.usage(id)).reduce((n, r) => n + r.calls, 0);
-      if (total === calls) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    // Not there in time: the caller's expectation shows the count.
+    await until(async () => (total = (await other.services.bundle.limiter.usage(id)).reduce((n, r) => n + r.calls, 0)) === calls, {
+      what: `${calls} calls are written`,
+      timeoutMs: 2_000,
+    }).catch(() => undefined);
     return total;
   };
   /** Calls through `gw` until one is refused: how many were admitted. */
@@ -145,13 +145,7 @@ describe('scale-out through Redis', function () {
     expect((await callOn(other, value)).status).to.equal(200);
     await stack.gateway.keys.revoke(id);
     expect((await callOn(stack.gateway, value)).status).to.equal(401);
-    const started = Date.now();
-    let status = 200;
-    while (status === 200 && Date.now() - started < 1_000) {
-      status = (await callOn(other, value)).status;
-      if (status === 200) await new Promise((r) => setTimeout(r, 20));
-    }
-    expect(status).to.equal(401);
+    await until(async () => (await callOn(other, value)).status === 401, { what: 'the other instance refuses it', timeoutMs: 1_000 });
   });
 
   it('holds a key to its WebSocket connection cap across instances, and frees the slot on close', async () => {
@@ -160,11 +154,9 @@ describe('scale-out through Redis', function () {
     const refused = await refusal(`${wsUrl(other.url)}/l1`, { apikey: value });
     expect(refused.status).to.equal(429);
     await s.close();
-    let t: RpcSocket | undefined;
-    while (t === undefined) {
-      t = await RpcSocket.open(`${wsUrl(other.url)}/l1`, { headers: { apikey: value } }).catch(() => undefined);
-      if (t === undefined) await new Promise((r) => setTimeout(r, 20));
-    }
+    const t = await untilDefined(() => RpcSocket.open(`${wsUrl(other.url)}/l1`, { headers: { apikey: value } }).catch(() => undefined), {
+      what: 'the other instance takes the freed slot',
+    });
     // A revocation through one instance closes the socket held on the other.
     await stack.gateway.keys.revoke(id);
     expect((await t.closed).code).to.equal(1008);
@@ -226,7 +218,7 @@ describe('scale-out through Redis', function () {
     it('fail-open keeps serving with local limits; fail-closed answers 503; neither crashes', async () => {
       await proxy.cut();
       // Tokens already leased are spent whatever happens to Redis: the policy applies once the lease ends.
-      await new Promise((r) => setTimeout(r, 100));
+      await until(async () => (await callOn(closed.gateway, keyClosed)).status === 503, { what: 'fail-closed refuses' });
       for (let i = 0; i < 5; i++) {
         expect((await callOn(open.gateway, keyOpen)).status).to.equal(200);
         const refused = await callOn(closed.gateway, keyClosed);
@@ -240,14 +232,7 @@ describe('scale-out through Redis', function () {
 
     it('recovers by itself when Redis returns', async () => {
       await proxy.restore();
-      const deadline = Date.now() + 5_000;
-      let status = 0;
-      while (Date.now() < deadline) {
-        status = (await callOn(closed.gateway, keyClosed)).status;
-        if (status === 200) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(status).to.equal(200);
+      await until(async () => (await callOn(closed.gateway, keyClosed)).status === 200, { what: 'fail-closed serves again', everyMs: 50 });
       expect((await get(closed.admin('/health/ready'))).status).to.equal(200);
       expect((await get(open.admin('/metrics'))).text).to.match(/noderouter_store_up 1/);
     });

@@ -4,6 +4,7 @@
 import { expect } from 'chai';
 import { readFile, writeFile } from 'node:fs/promises';
 import { get, rpc, startStack, type Stack } from '../support/harness.js';
+import { until } from '../support/until.js';
 
 describe('config reload', function () {
   this.timeout(30_000);
@@ -56,14 +57,14 @@ describe('config reload', function () {
     // The call is at a node, waiting, before the reload replaces its runtime.
     const arrived = (): boolean =>
       ['l1-full-1', 'l1-full-2', 'l1-archive-1'].some((n) => stack.devnet.node(n).received.some((r) => r.body.includes('blockNumber')));
-    while (!arrived()) await new Promise((r) => setTimeout(r, 10));
+    await until(arrived, { what: 'a node has the call' });
     const text = await readFile(stack.configFile, 'utf8');
     // Drop a node from l1: its runtime is rebuilt and the old one closes after draining.
     await writeFile(stack.configFile, text.replace(/ {6}- \{ name: l1-full-2,[^\n]*\n/, ''));
     // The old runtime closes once its call is answered: the reload ends after the release.
     const reloaded = stack.gateway.reload();
     const l1Nodes = (): number => stack.gateway.runtimes().find((c) => c.name === 'l1')?.pool.nodes.length ?? 0;
-    while (l1Nodes() !== 2) await new Promise((r) => setTimeout(r, 10));
+    await until(() => l1Nodes() === 2, { what: 'the new runtime is in place' });
     for (const n of ['l1-full-1', 'l1-full-2', 'l1-archive-1']) await stack.devnet.node(n).clearFaults();
     expect(await reloaded).to.equal(true);
     const res = await pending;

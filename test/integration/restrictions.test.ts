@@ -8,6 +8,7 @@
 
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
+import { PARAMS, unary as grpcUnary } from '../support/grpc-client.js';
 import { clientCalls, get, HUB_GRPC, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 import { RpcSocket, refusal, wsUrl } from '../support/ws-client.js';
 
@@ -21,8 +22,6 @@ const TOKEN = 'restrictions-admin-token-0123';
 const APP = 'https://app.example.com';
 const A = '0x5fbdb2315678afecb367f032d93f642f64180aa3';
 const B = '0xe7f1725e7734ce288f8367e1bb143e90bb3f0512';
-const PARAMS = '/cosmos.auth.v1beta1.Query/Params';
-const raw = (b: Buffer): Buffer => b;
 
 describe('key restrictions on every transport', function () {
   this.timeout(30_000);
@@ -214,15 +213,10 @@ describe('key restrictions on every transport', function () {
   });
 
   describe('gRPC', () => {
-    const unary = (k: string, md: Record<string, string> = {}): Promise<{ code: number; details: string }> =>
-      new Promise((resolve) => {
-        const m = new grpc.Metadata();
-        m.set('apikey', k);
-        for (const [name, v] of Object.entries(md)) m.set(name, v);
-        grpcClient.makeUnaryRequest(PARAMS, raw, raw, Buffer.alloc(0), m, (err) =>
-          resolve(err === null ? { code: 0, details: '' } : { code: err.code, details: err.details }),
-        );
-      });
+    const unary = async (k: string, md: Record<string, string> = {}): Promise<{ code: number; details: string }> => {
+      const { code, details } = await grpcUnary(grpcClient, PARAMS, { apikey: k, ...md });
+      return { code, details };
+    };
 
     it('checks addresses (x-forwarded-for metadata behind the proxies) and user agents', async () => {
       const k = await key({ ips: ['2001:db8::/32'], userAgents: ['grpc-node-js/*'] });

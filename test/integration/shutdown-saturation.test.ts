@@ -7,42 +7,18 @@
 // listener is closed); the process exits 0.
 
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { openFileKeyStore } from '../../src/auth/file-key-store.js';
 import { startDevnet, type Devnet } from '../../src/devnet/index.js';
 import { configYaml, DEFAULT_TIERS } from '../support/harness.js';
 import { KeepAliveConnection } from '../support/keep-alive.js';
+import { serve } from '../support/serve.js';
+import { until } from '../support/until.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CONNECTIONS = 32;
 const BODY = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}';
-
-interface Served {
-  readonly port: number;
-  readonly child: ChildProcess;
-  readonly exited: Promise<number | null>;
-}
-
-async function serve(file: string, workers: boolean): Promise<Served> {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', 'src/bin.ts', 'serve', '--config', file], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const ready = workers ? /workers: \d+ \(pids/ : /serving http:\/\/\S+ \(admin/;
-  const started = Date.now();
-  while (!ready.test(out) && child.exitCode === null && Date.now() - started < 60_000) await new Promise((r) => setTimeout(r, 50));
-  const m = /serving http:\/\/127\.0\.0\.1:(\d+) \(admin/.exec(out);
-  if (m === null || !ready.test(out)) throw new Error(`serve did not start: ${out}`);
-  return { port: Number(m[1]), child, exited };
-}
 
 interface Tally {
   sent: number;
@@ -121,11 +97,14 @@ describe('shutdown at saturation', function () {
           },
         ),
       );
-      const served = await serve(file, workers > 1);
+      const served = await serve(['--config', file], { workers: workers > 1 });
       const tally: Tally = { sent: 0, answered: 0, closing: 0, refused: 0, statuses: [], losses: [] };
       try {
         const loops = Array.from({ length: CONNECTIONS }, () => busy(served.port, { apikey: key }, tally));
-        while (tally.answered < CONNECTIONS * 20 && tally.losses.length === 0) await new Promise((r) => setTimeout(r, 10));
+        await until(() => tally.answered >= CONNECTIONS * 20 || tally.losses.length > 0, {
+          what: 'every connection is busy',
+          timeoutMs: 20_000,
+        });
         served.child.kill('SIGTERM');
         await Promise.all(loops);
         expect(await served.exited).to.equal(0);

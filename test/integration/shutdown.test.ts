@@ -5,35 +5,16 @@
 // load no request goes unanswered and no connection is reset.
 
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { connect } from 'node:net';
 import { openFileKeyStore } from '../../src/auth/file-key-store.js';
 import { startDevnet, type Devnet } from '../../src/devnet/index.js';
 import { configYaml, DEFAULT_TIERS, get, rpc } from '../support/harness.js';
 import { KeepAliveConnection, type KeptAnswer } from '../support/keep-alive.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-async function startServe(file: string): Promise<{ url: string; admin: string; child: ChildProcess; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', 'src/bin.ts', 'serve', '--config', file], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const started = Date.now();
-  while (!/serving (http:\/\/\S+) \(admin (http:\/\/\S+)\)/.test(out) && Date.now() - started < 15_000) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const m = /serving (http:\/\/\S+) \(admin (http:\/\/\S+)\)/.exec(out);
-  if (m === null) throw new Error(`serve did not start: ${out}`);
-  return { url: m[1] as string, admin: m[2] as string, child, exited };
-}
+import { serve } from '../support/serve.js';
+import { until } from '../support/until.js';
 
 describe('graceful shutdown', function () {
   this.timeout(30_000);
@@ -69,13 +50,13 @@ describe('graceful shutdown', function () {
     const { record, value } = await store.create({ account: 'a', tier: 'enterprise' });
     await store.close();
 
-    const { url, admin, child, exited } = await startServe(file);
+    const { url, admin, child, exited } = await serve(['--config', file], { timeoutMs: 15_000 });
     await devnet.node('s-full-1').setFaults({ hold: true });
     const inflight = rpc(`${url}/l1`, { jsonrpc: '2.0', id: 7, method: 'eth_blockNumber' }, { apikey: value });
     // The call waits at the node while the gateway is told to stop.
-    while (!devnet.node('s-full-1').received.some((r) => r.body.includes('"id":7'))) await new Promise((r) => setTimeout(r, 10));
+    await until(() => devnet.node('s-full-1').received.some((r) => r.body.includes('"id":7')), { what: 'the node has the call' });
     child.kill('SIGTERM');
-    while ((await get(`${admin}/health/ready`)).status !== 503) await new Promise((r) => setTimeout(r, 10));
+    await until(async () => (await get(`${admin}/health/ready`)).status === 503, { what: 'readiness says 503' });
     await devnet.node('s-full-1').clearFaults();
     const res = await inflight;
     expect(res.status).to.equal(200);
@@ -115,7 +96,7 @@ describe('graceful shutdown', function () {
     const store = await openFileKeyStore(storePath);
     const { value } = await store.create({ account: 'a', tier: 'enterprise' });
     await store.close();
-    const { url, admin, child, exited } = await startServe(file);
+    const { url, admin, child, exited } = await serve(['--config', file], { timeoutMs: 15_000 });
     const port = Number(new URL(url).port);
     const headers = { apikey: value };
     let sent = 0;
@@ -136,15 +117,15 @@ describe('graceful shutdown', function () {
       const loops = steady.map(async (c) => {
         while (lbSending) await post(c, '/a');
       });
-      while (answers.length < 28 * 5) await new Promise((r) => setTimeout(r, 10));
+      await until(() => answers.length >= 28 * 5, { what: 'the steady load runs' });
       await load.node('k-b-1').setFaults({ hold: true });
       const inFlight = held.map((c) => post(c, '/b'));
-      while (load.node('k-b-1').received.filter((r) => r.body.includes('eth_blockNumber')).length < 8) {
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await until(() => load.node('k-b-1').received.filter((r) => r.body.includes('eth_blockNumber')).length >= 8, {
+        what: "/b's node has the held calls",
+      });
 
       child.kill('SIGTERM');
-      while ((await get(`${admin}/health/ready`)).status !== 503) await new Promise((r) => setTimeout(r, 10));
+      await until(async () => (await get(`${admin}/health/ready`)).status === 503, { what: 'readiness says 503' });
       // The load balancer sees readiness 503 and stops sending; what it still sends meanwhile is served.
       lbSending = false;
       await Promise.all(loops);
@@ -155,7 +136,7 @@ describe('graceful shutdown', function () {
       expect((await post(fresh, '/a')).status).to.equal(200);
 
       // Then the listener stops accepting and every idle connection is closed.
-      while (await accepts(port)) await new Promise((r) => setTimeout(r, 20));
+      await until(async () => !(await accepts(port)), { what: 'the listener stops accepting', timeoutMs: 10_000 });
       await Promise.all([...steady, fresh].map((c) => c.closed));
       await load.node('k-b-1').clearFaults();
       const last = await Promise.all(inFlight);
@@ -196,15 +177,16 @@ describe('graceful shutdown', function () {
     const store = await openFileKeyStore(storePath);
     const { value } = await store.create({ account: 'a', tier: 'enterprise' });
     await store.close();
-    const { url, child, exited } = await startServe(file);
+    const { url, child, exited } = await serve(['--config', file], { timeoutMs: 15_000 });
     const status = async (path: string) =>
       (await rpc(`${url}${path}`, { jsonrpc: '2.0', id: 1, method: 'eth_chainId' }, { apikey: value })).status;
     const eventually = async (path: string, want: number): Promise<number> => {
       let got = 0;
-      for (let i = 0; i < 60 && got !== want; i++) {
-        got = await status(path);
-        if (got !== want) await new Promise((r) => setTimeout(r, 100));
-      }
+      await until(async () => (got = await status(path)) === want, {
+        what: `${path} answers ${want}`,
+        timeoutMs: 6_000,
+        everyMs: 50,
+      }).catch(() => undefined);
       return got;
     };
     expect(await status('/b')).to.equal(404);

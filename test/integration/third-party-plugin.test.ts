@@ -12,7 +12,8 @@ import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { Gateway } from '../../src/gateway.js';
 import { silentLogger } from '../../src/log.js';
 import { rpc } from '../support/harness.js';
-import { jsonRpcHandler, startRpcNode, until, type RpcNode } from '../support/rpc-node.js';
+import { jsonRpcHandler, startRpcNode, type RpcNode } from '../support/rpc-node.js';
+import { until } from '../support/until.js';
 
 const PLUGIN = 'noderouter-plugin-fixture';
 
@@ -67,8 +68,8 @@ ${nodes.map((n, i) => `      - { name: fx-${i + 1}, url: "${n.url}", role: full 
   it('serves the chain endpoint through the package’s codec, routing and probes', async () => {
     const rt = gateway.runtimes().find((c) => c.name === 'fx');
     expect(rt?.config.plugin).to.equal(PLUGIN);
-    await until('the plugin’s probes reached the nodes', () => nodes.every((n) => n.methods().includes('fixture_height')));
-    await until('the probes were read', () => rt?.pool.view.head === 77);
+    await until(() => nodes.every((n) => n.methods().includes('fixture_height')), { what: 'the plugin’s probes reached the nodes' });
+    await until(() => rt?.pool.view.head === 77, { what: 'the probes were read' });
 
     const first = await rpc(`${gateway.url}/fx`, { jsonrpc: '2.0', id: 'a', method: 'fixture_hello' }, { apikey: key });
     expect(first.status).to.equal(200);

@@ -8,7 +8,8 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { get, HUB_GRPC, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
-import { RpcSocket, until, wsUrl } from '../support/ws-client.js';
+import { RpcSocket, wsUrl } from '../support/ws-client.js';
+import { until } from '../support/until.js';
 
 const CHAINS: readonly ChainSpec[] = [
   {

@@ -9,7 +9,8 @@ import WebSocket from 'ws';
 import type { ChainRuntime } from '../../src/chain-runtime.js';
 import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 import { rawRequest } from '../support/raw-http.js';
-import { RpcSocket, refusal, until, wsUrl } from '../support/ws-client.js';
+import { RpcSocket, refusal, wsUrl } from '../support/ws-client.js';
+import { until } from '../support/until.js';
 
 const L1: ChainSpec = {
   name: 'l1',

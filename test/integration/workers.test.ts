@@ -6,7 +6,6 @@
 // one prober per chain, one /metrics, reloads, a worker killed under load, SIGTERM.
 
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
@@ -20,7 +19,10 @@ import { checkAll } from '../support/dashboards.js';
 import { configYaml, get } from '../support/harness.js';
 import { parseExposition } from '../support/promql.js';
 import { deleteUnderPrefix } from '../support/redis.js';
+import { serve, type Served } from '../support/serve.js';
 import { RpcSocket, refusal, wsUrl } from '../support/ws-client.js';
+import { until, untilDefined } from '../support/until.js';
+import { onFreePorts } from '../support/ports.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TOKEN = 'workers-admin-token-0123456789';
@@ -33,43 +35,6 @@ const TIERS = `
 const CALL = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' };
 /** What the evm plugin's head probe sends. */
 const PROBE = '{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["latest",false]}';
-
-interface Served {
-  readonly url: string;
-  readonly admin: string;
-  readonly pids: number[];
-  readonly child: ChildProcess;
-  readonly exited: Promise<number | null>;
-  /** Everything written to stdout so far. */
-  out(): string;
-}
-
-async function serve(args: readonly string[], env: Record<string, string> = {}): Promise<Served> {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', 'src/bin.ts', 'serve', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const started = Date.now();
-  const ready = /workers: \d+ \(pids ([\d ]+)\)/;
-  while (!ready.test(out) && child.exitCode === null && Date.now() - started < 90_000) await new Promise((r) => setTimeout(r, 100));
-  const m = /serving (http:\/\/\S+) \(admin (http:\/\/\S+)\)/.exec(out);
-  const w = ready.exec(out);
-  if (m === null || w === null) throw new Error(`serve did not start: ${out}\n${err}`);
-  return {
-    url: m[1] as string,
-    admin: m[2] as string,
-    pids: (w[1] as string).split(' ').map(Number),
-    child,
-    exited,
-    out: () => out,
-  };
-}
 
 interface Answer {
   readonly status: number;
@@ -136,7 +101,8 @@ async function workersLogging(served: Served, lines: number, since = 0): Promise
       .split('\n')
       .filter((l) => l.includes('"msg":"request"'))
       .map((l) => JSON.parse(l) as { worker?: number });
-  for (let i = 0; i < 50 && read().length < lines; i++) await new Promise((r) => setTimeout(r, 50));
+  // Too few lines: the callers' expectations say which workers are missing.
+  await until(() => read().length >= lines, { what: `${lines} request lines are written`, timeoutMs: 2_500 }).catch(() => undefined);
   return new Set(read().map((l) => l.worker ?? -1));
 }
 
@@ -239,7 +205,7 @@ describe('server.workers: 2', function () {
     ];
     socketKey = (await store.create({ account: 'sockets', tier: 'socket' })).value;
     await store.close();
-    served = await serve(['--config', file]);
+    served = await serve(['--config', file], { workers: true, timeoutMs: 90_000 });
   });
   after(async () => {
     await stopAll(served, devnet, dir);
@@ -306,11 +272,9 @@ describe('server.workers: 2', function () {
     for (let i = 0; i < 4; i++) expect((await refusal(`${wsUrl(served.url)}/l1`, headers)).status).to.equal(429);
     await a.close();
     let c: RpcSocket | undefined;
-    for (let i = 0; i < 100 && c === undefined; i++) {
-      c = await RpcSocket.open(`${wsUrl(served.url)}/l1`, { headers }).catch(() => undefined);
-      if (c === undefined) await new Promise((r) => setTimeout(r, 20));
-    }
-    expect(c).to.not.equal(undefined);
+    await until(async () => (c = await RpcSocket.open(`${wsUrl(served.url)}/l1`, { headers }).catch(() => undefined)) !== undefined, {
+      what: 'the freed slot takes a new connection',
+    });
     expect((await refusal(`${wsUrl(served.url)}/l1`, headers)).status).to.equal(429);
     await b.close();
     await c?.close();
@@ -341,20 +305,21 @@ describe('server.workers: 2', function () {
   it('reloads once: the primary validates the file, every worker swaps; an invalid file is refused once', async () => {
     await writeFile(file, reloaded);
     served.child.kill('SIGHUP');
-    let first: Answer | undefined;
-    for (let i = 0; i < 100 && first?.status !== 200; i++) {
-      first = await call(`${served.url}/l1-again`, CALL, { apikey: enterprise });
-      if (first.status !== 200) await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(async () => (await call(`${served.url}/l1-again`, CALL, { apikey: enterprise })).status === 200, {
+      what: 'the new chain is served',
+      everyMs: 50,
+    });
     const answers = await hammer(20, 4, () => call(`${served.url}/l1-again`, CALL, { apikey: enterprise }));
     expect(count(answers, 200)).to.equal(20);
     await writeFile(file, `${yaml}\nnot: [valid`);
     served.child.kill('SIGHUP');
     let failed = 0;
-    for (let i = 0; i < 100 && failed === 0; i++) {
-      failed = sampleSum((await get(`${served.admin}/metrics`)).text, 'noderouter_config_reloads_total', (l) => l.includes('failed'));
-      if (failed === 0) await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(
+      async () =>
+        (failed = sampleSum((await get(`${served.admin}/metrics`)).text, 'noderouter_config_reloads_total', (l) => l.includes('failed'))) >
+        0,
+      { what: 'the invalid file is refused', everyMs: 50 },
+    );
     // The watcher and SIGHUP may both have read it: never once per worker.
     expect(failed).to.be.within(1, 2);
     expect(count(await hammer(10, 2, () => call(`${served.url}/l1-again`, CALL, { apikey: enterprise })), 200)).to.equal(10);
@@ -401,8 +366,7 @@ describe('server.workers: 2', function () {
       }
       return undefined;
     };
-    for (let i = 0; i < 600 && restartedPid() === undefined; i++) await new Promise((r) => setTimeout(r, 100));
-    const restarted = restartedPid();
+    const restarted = await untilDefined(restartedPid, { what: 'worker 0 forks again', timeoutMs: 60_000, everyMs: 50 });
     expect(restarted, 'worker 0 forked again').to.be.a('number');
     const since = served.out().length;
     expect(count(await hammer(30, 6, () => call(`${served.url}/l1`, CALL, { apikey: key })), 200)).to.equal(30);
@@ -413,15 +377,15 @@ describe('server.workers: 2', function () {
     expect(usage.usage[0]?.calls).to.be.within(430, 430 + errors.length);
     const scrape = (await get(`${served.admin}/metrics`)).text;
     expect(sampleSum(scrape, 'noderouter_worker_restarts_total', (l) => l.includes('reason="signal"'))).to.equal(1);
-    served.pids[0] = restarted as number;
+    served.pids[0] = restarted;
   });
 
   it('drains every worker on SIGTERM: readiness 503, in-flight calls answered, usage flushed, exit 0', async () => {
     await devnet.node('w-full-1').setFaults({ hold: true });
     const held = call(`${served.url}/l1`, { jsonrpc: '2.0', id: 78, method: 'eth_blockNumber' }, { apikey: enterprise });
-    while (!devnet.node('w-full-1').received.some((r) => r.body.includes('"id":78'))) await new Promise((r) => setTimeout(r, 10));
+    await until(() => devnet.node('w-full-1').received.some((r) => r.body.includes('"id":78')), { what: 'the node has the call' });
     served.child.kill('SIGTERM');
-    while ((await get(`${served.admin}/health/ready`)).status !== 503) await new Promise((r) => setTimeout(r, 10));
+    await until(async () => (await get(`${served.admin}/health/ready`)).status === 503, { what: 'readiness says 503' });
     await devnet.node('w-full-1').clearFaults();
     expect((await held).status).to.equal(200);
     expect(await served.exited).to.equal(0);
@@ -452,7 +416,7 @@ describe('server.workers: 2 on the Redis store', function () {
         clusterOptions(`{ kind: redis, url: "redis://127.0.0.1:6379", prefix: "${prefix}", timeoutMs: 500 }`, 0),
       ),
     );
-    served = await serve(['--config', file]);
+    served = await serve(['--config', file], { workers: true, timeoutMs: 90_000 });
   });
   after(async () => {
     await stopAll(served, devnet, dir);
@@ -473,13 +437,16 @@ describe('server.workers: 2 on the Redis store', function () {
     // Each worker spends a lease locally and writes what it counted when the lease ends
     // (store.leaseMs, 200 ms by default): the shared usage is exact once they have.
     let rows: number[][] = [];
-    for (const deadline = Date.now() + 5_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
-      const usage = (await admin(served, 'GET', `/admin/keys/${made.record.id}/usage`)).json as {
-        usage: Array<{ calls: number; limited: number }>;
-      };
-      rows = usage.usage.map((r) => [r.calls, r.limited]);
-      if (rows[0]?.[0] === 20 && rows[0][1] === 40) break;
-    }
+    await until(
+      async () => {
+        const usage = (await admin(served, 'GET', `/admin/keys/${made.record.id}/usage`)).json as {
+          usage: Array<{ calls: number; limited: number }>;
+        };
+        rows = usage.usage.map((r) => [r.calls, r.limited]);
+        return rows[0]?.[0] === 20 && rows[0][1] === 40;
+      },
+      { what: 'the leases are written', everyMs: 50 },
+    ).catch(() => undefined);
     expect(rows).to.deep.equal([[20, 40]]);
     const other = (await admin(served, 'POST', '/admin/keys', { account: 'redis-revoked', tier: 'enterprise' })).json as {
       key: string;
@@ -514,11 +481,18 @@ describe('server.workers: auto', function () {
     const file = join(dir, 'gateway.yaml');
     await copyFile(join(ROOT, 'config', 'gateway.yaml'), file);
     const shipped = await readFile(file, 'utf8');
+    // Its devnet's nodes on ports found free, its control API on port 0: the shipped
+    // ports may be taken by a gateway already running on this machine.
+    const onOwnPorts = (await onFreePorts(shipped)).replace(/^( {2}controlPort:) \d+/m, '$1 0');
     await writeFile(
       file,
-      shipped.replace(/^server:\n/m, 'server:\n  workers: auto\n').replace(/path: \.\.\/data\/keys\.json/, 'path: ./data/keys.json'),
+      onOwnPorts.replace(/^server:\n/m, 'server:\n  workers: auto\n').replace(/path: \.\.\/data\/keys\.json/, 'path: ./data/keys.json'),
     );
-    const s = await serve(['--devnet', '--config', file], { PORT: '0', ADMIN_PORT: '0', GRPC_PORT: '0' });
+    const s = await serve(['--devnet', '--config', file], {
+      env: { PORT: '0', ADMIN_PORT: '0', GRPC_PORT: '0' },
+      workers: true,
+      timeoutMs: 90_000,
+    });
     try {
       expect(s.pids).to.have.length(availableParallelism());
       const key = /demo key \(shown once; earlier demo keys are revoked\): (\S+)/.exec(s.out())?.[1] as string;
@@ -569,7 +543,7 @@ describe('server.workers: 2 with agreement', function () {
     const store = await openFileKeyStore(storePath);
     key = (await store.create({ account: 'agree', tier: 'enterprise' })).value;
     await store.close();
-    served = await serve(['--config', file]);
+    served = await serve(['--config', file], { workers: true, timeoutMs: 90_000 });
   });
   after(async () => {
     await stopAll(served, devnet, dir);
@@ -586,15 +560,17 @@ describe('server.workers: 2 with agreement', function () {
     type Dispute = { chain: string; nodes: Array<{ node: string; agrees: boolean }> };
     let disputes: Dispute[] = [];
     let liar: { inRotation: boolean; reason: string | null } | undefined;
-    for (let i = 0; i < 50; i++) {
-      disputes = ((await admin(served, 'GET', '/health/disputes')).json as { disputes: Dispute[] }).disputes;
-      const { chains } = (await admin(served, 'GET', '/health/chains')).json as {
-        chains: Array<{ chain: string; nodes: Array<{ name: string; inRotation: boolean; reason: string | null }> }>;
-      };
-      liar = chains.find((c) => c.chain === 'ag')?.nodes.find((n) => n.name === 'ag-full-2');
-      if (disputes.length >= 3 && liar?.inRotation === false) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await until(
+      async () => {
+        disputes = ((await admin(served, 'GET', '/health/disputes')).json as { disputes: Dispute[] }).disputes;
+        const { chains } = (await admin(served, 'GET', '/health/chains')).json as {
+          chains: Array<{ chain: string; nodes: Array<{ name: string; inRotation: boolean; reason: string | null }> }>;
+        };
+        liar = chains.find((c) => c.chain === 'ag')?.nodes.find((n) => n.name === 'ag-full-2');
+        return disputes.length >= 3 && liar?.inRotation === false;
+      },
+      { what: 'the liar is disputed and out of rotation', everyMs: 50 },
+    ).catch(() => undefined);
     expect(disputes.length).to.be.at.least(3);
     for (const d of disputes) expect(d.nodes.find((n) => n.node === 'ag-full-2')?.agrees).to.equal(false);
     expect(liar).to.include({ inRotation: false, reason: 'disputed by the majority' });

@@ -112,6 +112,8 @@ export interface Bench {
   readonly admits: number[];
   /** Every charge after a call (node work past what admission took), in order. */
   readonly charges: number[];
+  /** Who may call what, on the bench's limiter and tiers (the tier of `principal()`). */
+  readonly access: CallAccess;
   readonly path: CallPath;
   principal(t?: Partial<TierConfig>, permissions?: Partial<KeyPermissions>): Principal;
   /** JSON-RPC calls as the chain's own codec reads them. */
@@ -162,6 +164,7 @@ export async function bench(config: ChainConfig, plugin: ChainPlugin<undefined>)
     limiter,
     admits,
     charges,
+    access,
     path,
     principal(t = {}, permissions = {}) {
       const tierConfig = tier(t);

@@ -24,3 +24,20 @@ export async function deleteUnderPrefix(prefix: string): Promise<void> {
     r.disconnect();
   }
 }
+
+/** The keys under a prefix (SCAN). */
+export async function keysUnder(prefix: string): Promise<string[]> {
+  const r = new Redis(REDIS_URL);
+  const found: string[] = [];
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      found.push(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    r.disconnect();
+  }
+  return found;
+}

@@ -1,6 +1,8 @@
-// Mocha's spec output, then one closing line CI reads: "N passed, N failed".
+// Mocha's spec output, then one closing line CI reads: "N passed, N failed"; then a
+// watchdog that fails the run if the process does not exit by itself (open-handles.cjs).
 'use strict';
 const Mocha = require('mocha');
+const { watchExit } = require('./open-handles.cjs');
 
 const { EVENT_RUN_END } = Mocha.Runner.constants;
 
@@ -12,6 +14,7 @@ class SpecWithTotals extends Mocha.reporters.Spec {
       const pending = s.pending ? `, ${s.pending} skipped` : '';
       // After the spec epilogue, so it is the last line printed.
       process.nextTick(() => console.log(`${s.passes || 0} passed, ${s.failures || 0} failed${pending}`));
+      watchExit(() => ({ passes: s.passes || 0, failures: s.failures || 0 }));
     });
   }
 }

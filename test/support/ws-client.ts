@@ -4,6 +4,7 @@
 
 import WebSocket from 'ws';
 import { memberRaw, splitArray } from '../../src/jsonrpc/raw-json.js';
+import { untilDefined } from './until.js';
 
 export interface Answer {
   /** The answer's text as the gateway sent it. */
@@ -26,11 +27,6 @@ export interface Refusal {
 
 export function wsUrl(httpUrl: string): string {
   return httpUrl.replace(/^http/, 'ws');
-}
-
-/** Wait until `cond` holds, checking every 20 ms (the test's own timeout bounds it). */
-export async function until(cond: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await cond())) await new Promise((r) => setTimeout(r, 20));
 }
 
 /** The HTTP answer of an upgrade the gateway refuses. */
@@ -99,11 +95,12 @@ export class RpcSocket {
 
   /** The next notification of a subscription at or after position `from`. */
   async note(subscription: unknown, from = 0): Promise<{ note: Note; index: number }> {
-    for (;;) {
+    const find = (): number | undefined => {
       const index = this.notes.findIndex((n, i) => i >= from && n.params.subscription === subscription);
-      if (index >= 0) return { note: this.notes[index] as Note, index };
-      await new Promise((r) => setTimeout(r, 10));
-    }
+      return index >= 0 ? index : undefined;
+    };
+    const index = await untilDefined(find, { what: `a notification of ${String(subscription)} arrives`, timeoutMs: 15_000 });
+    return { note: this.notes[index] as Note, index };
   }
 
   close(): Promise<{ code: number; reason: string }> {

@@ -6,10 +6,10 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { MemoryCacheStore, RedisCacheStore, type CachedAnswer } from '../../../src/cache/cache-store.js';
 import { REDIS_URL, deleteUnderPrefix, testPrefix } from '../../support/redis.js';
-import { refusingUrl, until } from '../../support/rpc-node.js';
+import { refusingUrl } from '../../support/rpc-node.js';
+import { until } from '../../support/until.js';
 
 const answer = (body: string): CachedAnswer => ({ status: 200, body });
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('memory cache store (src/cache/cache-store.ts)', () => {
   it('gives back what it keeps, and keeps no entry over the entry cap', () => {
@@ -35,8 +35,7 @@ describe('memory cache store (src/cache/cache-store.ts)', () => {
     const store = new MemoryCacheStore(1 << 20, 1_000);
     store.set('c', 'short', answer('1'), 1, undefined);
     store.set('c', 'forever', answer('2'), Infinity, undefined);
-    await pause(20);
-    expect(store.get('short')).to.equal(undefined);
+    await until(() => store.get('short') === undefined, { what: 'the 1 ms entry is gone' });
     expect(store.get('forever')).to.deep.equal(answer('2'));
   });
 
@@ -89,7 +88,7 @@ describe('Redis cache store (src/cache/cache-store.ts)', () => {
 
   const stored = async (key: string): Promise<CachedAnswer | undefined> => {
     let v: CachedAnswer | undefined;
-    await until(`${key} is written`, async () => (v = await store.get(key)) !== undefined);
+    await until(async () => (v = await store.get(key)) !== undefined, { what: `${key} is written` });
     return v;
   };
 

@@ -26,8 +26,6 @@ chains:
 const config = (server: string, chainCors = ''): string =>
   `${server === '' ? '' : `server:\n${server}\n`}${BASE.replace('    CORS\n', chainCors === '' ? '' : `    cors: ${chainCors}\n`)}`;
 
-const problems = configProblems;
-
 describe('config: browser access', () => {
   it('allows every origin, a two-hour preflight and no trusted proxy by default', async () => {
     const c = await parseConfig(config(''), '/etc/nr.yaml', {});
@@ -53,7 +51,7 @@ describe('config: browser access', () => {
   });
 
   it('names every mistake by its path', async () => {
-    const p = await problems(
+    const p = await configProblems(
       config(
         '  cors: { origins: ["null", "app.example.com", { a: 1 }], maxAgeSeconds: -1, credentials: true }',
         '{ origins: "https://a.example.com", methods: [GET] }',

@@ -18,8 +18,6 @@ ${consensus}
       - { name: c, url: "http://127.0.0.1:3", role: archive }
 `;
 
-const problems = configProblems;
-
 describe('config: consensus', () => {
   it('is off without a consensus block, and fills defaults with one', async () => {
     expect((await parseConfig(chain(''), '/etc/nr.yaml', {})).chains.l1?.consensus).to.equal(undefined);
@@ -44,7 +42,7 @@ describe('config: consensus', () => {
   });
 
   it('names the path and the fix', async () => {
-    const p = await problems(chain('    consensus: { ask: 4, agree: 5, onDisagree: vote, maxDisputeRate: 2, nodes: 3 }'));
+    const p = await configProblems(chain('    consensus: { ask: 4, agree: 5, onDisagree: vote, maxDisputeRate: 2, nodes: 3 }'));
     expect(p.some((x) => x.includes('chains.l1.consensus.ask') && x.includes('list more nodes or ask fewer'))).to.equal(true);
     expect(p.some((x) => x.includes('chains.l1.consensus.agree') && x.includes('at most consensus.ask'))).to.equal(true);
     expect(p.some((x) => x.includes('chains.l1.consensus.onDisagree'))).to.equal(true);

@@ -14,8 +14,6 @@ chains:
       - { name: b, url: "http://127.0.0.1:2", role: archive }
 `;
 
-const problems = configProblems;
-
 describe('config validation', () => {
   it('accepts a minimal file and fills defaults', async () => {
     const c = await parseConfig(BASE, '/etc/nr.yaml', {});
@@ -41,7 +39,7 @@ describe('config validation', () => {
     expect(c.tiers.free?.account).to.deep.equal({ rate: 5, burst: 10, daily: 100, monthly: Infinity, ...ws });
     expect(c.tiers.team?.account).to.deep.equal({ rate: Infinity, burst: 10, daily: 300, monthly: Infinity, ...ws });
     expect(c.keys).to.deep.include({ negativeMaxEntries: 10_000, maxActivePerAccount: 100, changesPerHour: 60, changesBurst: 10 });
-    const p = await problems(
+    const p = await configProblems(
       BASE.replace('free: { rate: 5 }', 'free: { rate: 5, account: { daily: -1, weekly: 3 } }') + 'keys: { changesPerHour: 0 }\n',
     );
     expect(p).to.include.members([
@@ -52,12 +50,12 @@ describe('config validation', () => {
   });
 
   it('names the path and the fix for a bad enum', async () => {
-    const p = await problems(BASE.replace('role: archive', 'role: archival'));
+    const p = await configProblems(BASE.replace('role: archive', 'role: archival'));
     expect(p).to.deep.equal(['chains.hub.nodes[1].role must be "full" or "archive"']);
   });
 
   it('refuses unknown keys at every level, with the known ones listed', async () => {
-    const p = await problems(BASE.replace('route: { path: /hub/rpc }', 'route: { path: /hub/rpc, prefix: /x }') + 'extra: 1\n');
+    const p = await configProblems(BASE.replace('route: { path: /hub/rpc }', 'route: { path: /hub/rpc, prefix: /x }') + 'extra: 1\n');
     expect(p).to.include(
       'extra is not a known setting (known: server, log, tracing, admin, dashboard, store, keys, cache, tiers, devnet, chains)',
     );
@@ -65,7 +63,7 @@ describe('config validation', () => {
   });
 
   it('refuses unknown plugins, bad URLs, duplicate node names and missing nodes', async () => {
-    const p = await problems(`
+    const p = await configProblems(`
 tiers: { free: {} }
 chains:
   a:
@@ -90,7 +88,7 @@ chains:
   });
 
   it('refuses node URLs with credentials in the user or password part, never repeating them', async () => {
-    const p = await problems(
+    const p = await configProblems(
       BASE.replace('url: "http://127.0.0.1:1"', 'url: "https://:s3cret-pass@rpc.example.com/v1"').replace(
         'url: "http://127.0.0.1:2", role: archive',
         'url: "http://127.0.0.1:2", ws: "wss://user:pw-ws@rpc.example.com", role: archive',
@@ -102,7 +100,7 @@ chains:
     );
     expect(p[1]).to.match(/^chains\.hub\.nodes\[1\]\.ws must not carry credentials/);
     expect(p.join('\n')).not.to.match(/s3cret|pw-ws/);
-    const user = await problems(BASE.replace('url: "http://127.0.0.1:1"', 'url: "http://alice@127.0.0.1:1"'));
+    const user = await configProblems(BASE.replace('url: "http://127.0.0.1:1"', 'url: "http://alice@127.0.0.1:1"'));
     expect(user[0]).to.match(/^chains\.hub\.nodes\[0\]\.url must not carry credentials/);
   });
 
@@ -120,7 +118,7 @@ chains:
     expect(a?.ws).to.equal('wss://rpc.example.com/v2/p-tok?key=q-tok');
     expect(a?.headers).to.deep.equal({ authorization: 'Bearer h-tok', 'x-api-version': '2' });
     expect(c.chains.hub?.nodes[1]?.headers).to.deep.equal({});
-    const p = await problems(
+    const p = await configProblems(
       BASE.replace(
         'url: "http://127.0.0.1:1", role: full',
         'url: "http://127.0.0.1:1", role: full, headers: { Host: evil.example, "bad name": x, X-Token: "a\\r\\nInjected: sec-1", x-token: dup, Empty: "", Sec-WebSocket-Key: k }',
@@ -146,7 +144,7 @@ chains:
     nodes:
       - { name: a, url: "http://127.0.0.1:1?key=x", role: full, headers: { grpc-timeout: 1S, x-api-key: ok } }
 `;
-    const p = await problems(grpcBase);
+    const p = await configProblems(grpcBase);
     expect(p).to.have.length(2);
     expect(p[0]).to.match(/^chains\.g\.nodes\[0\]\.url of a gRPC node must be http:\/\/host:port \(cleartext HTTP\/2, no path or query/);
     expect(p[1]).to.equal('chains.g.nodes[0].headers.grpc-timeout cannot be set: the gateway writes grpc-timeout itself');
@@ -165,7 +163,7 @@ chains:
     expect(set.server.shutdownDelayMs).to.equal(250);
     expect(set.server.trustedProxies).to.deep.equal(['10.0.0.0/8', '::1', 'fd00::/8']);
     expect(set.log).to.deep.equal({ level: 'info', file: '/etc/logs/gw.log', maxBytes: 4096, files: 2 });
-    const p = await problems(`${BASE}server: { trustedProxies: [10.0.0.0/33, proxy.example, 1.2.3.4/8/2] }\nlog: { maxBytes: 10 }\n`);
+    const p = await configProblems(`${BASE}server: { trustedProxies: [10.0.0.0/33, proxy.example, 1.2.3.4/8/2] }\nlog: { maxBytes: 10 }\n`);
     expect(p).to.have.members([
       'server.trustedProxies[0] must be an IP address or a CIDR range like "10.0.0.0/8" or "fd00::/8"',
       'server.trustedProxies[1] must be an IP address or a CIDR range like "10.0.0.0/8" or "fd00::/8"',
@@ -183,12 +181,12 @@ chains:
     expect(c.server.maxConnections).to.equal(500);
     expect(c.server.adminHost).to.equal('127.0.0.1');
     expect(c.dashboard.enabled).to.equal(true);
-    const p = await problems(`${BASE}server: { maxConnections: "\${MAX}" }\n`, { MAX: 'many' });
+    const p = await configProblems(`${BASE}server: { maxConnections: "\${MAX}" }\n`, { MAX: 'many' });
     expect(p).to.deep.equal(['server.maxConnections must be an integer from 1 to 9007199254740991']);
   });
 
   it('names the path of typical mistakes: a list where a mapping goes, a missing url, a word for a number, a misspelt key', async () => {
-    const p = await problems(
+    const p = await configProblems(
       BASE.replace('route: { path: /hub/rpc }', 'route: [/hub/rpc]\n    maxAttempts: three\n    helth: { intervalMs: 100 }').replace(
         '{ name: b, url: "http://127.0.0.1:2", role: archive }',
         '{ name: b, role: archive, weight: 0 }',
@@ -204,7 +202,7 @@ chains:
   });
 
   it('checks plugin options against the plugin’s schema, naming each by its path', async () => {
-    const p = await problems(
+    const p = await configProblems(
       BASE.replace('plugin: sdk-rpc', 'plugin: evm\n    options: { namespaces: [eth, "e t"], costs: { getLogs: 0 }, getLogsSplit: maybe }'),
     );
     expect(p).to.have.members([
@@ -215,7 +213,7 @@ chains:
   });
 
   it('passes plugin options to the plugin to judge', async () => {
-    const p = await problems(BASE.replace('plugin: sdk-rpc', 'plugin: evm\n    options: { fullHistory: -3, colour: red }'));
+    const p = await configProblems(BASE.replace('plugin: sdk-rpc', 'plugin: evm\n    options: { fullHistory: -3, colour: red }'));
     expect(p.some((x) => x.startsWith('chains.hub.options.fullHistory'))).to.equal(true);
     expect(p.some((x) => x.startsWith('chains.hub.options.colour'))).to.equal(true);
   });
@@ -225,13 +223,13 @@ chains:
     const c = await parseConfig(text, '/etc/nr.yaml', { P: '9999' });
     expect(c.server.port).to.equal(9999);
     expect(c.server.host).to.equal('0.0.0.0');
-    expect(await problems(text, {})).to.deep.equal(['server.port uses ${P}, which is not set: export P or write ${P:-default}']);
+    expect(await configProblems(text, {})).to.deep.equal(['server.port uses ${P}, which is not set: export P or write ${P:-default}']);
   });
 
   it('lets PORT and ADMIN_PORT override the file', async () => {
     const c = await parseConfig(BASE, '/etc/nr.yaml', { PORT: '7000', ADMIN_PORT: '7001' });
     expect([c.server.port, c.server.adminPort]).to.deep.equal([7000, 7001]);
-    expect(await problems(BASE, { PORT: 'eighty' })).to.deep.equal(['PORT=eighty must be a port number from 0 to 65535']);
+    expect(await configProblems(BASE, { PORT: 'eighty' })).to.deep.equal(['PORT=eighty must be a port number from 0 to 65535']);
   });
 
   it('reads unlimited tier limits', async () => {
@@ -258,23 +256,25 @@ chains:
     });
 
     it('refuses route.path on a gRPC chain, naming the path and the fix', async () => {
-      const p = await problems(`${BASE}${grpcChain('hub-grpc', '    route: { path: /hub/grpc }\n')}`);
+      const p = await configProblems(`${BASE}${grpcChain('hub-grpc', '    route: { path: /hub/grpc }\n')}`);
       expect(p).to.have.length(1);
       expect(p[0]).to.match(/^chains\.hub-grpc\.route\.path \("\/hub\/grpc"\) cannot route gRPC calls.*set route\.host/);
     });
 
     it('allows one default gRPC chain (without route.host)', async () => {
-      const two = await problems(`${BASE}${grpcChain('a-grpc', '')}${grpcChain('b-grpc', '')}`);
+      const two = await configProblems(`${BASE}${grpcChain('a-grpc', '')}${grpcChain('b-grpc', '')}`);
       expect(two).to.deep.equal([
         'chains.b-grpc.route needs a host: chains.a-grpc is already the default gRPC chain (the one without route.host)',
       ]);
-      const hosted = await problems(`${BASE}${grpcChain('a-grpc', '')}${grpcChain('b-grpc', '    route: { host: b.grpc.example }\n')}`);
+      const hosted = await configProblems(
+        `${BASE}${grpcChain('a-grpc', '')}${grpcChain('b-grpc', '    route: { host: b.grpc.example }\n')}`,
+      );
       expect(hosted).to.deep.equal([]);
     });
 
     it('refuses https:// and paths in gRPC node URLs (cleartext HTTP/2 only)', async () => {
       for (const url of ['https://node.example:9090', 'http://127.0.0.1:9090/grpc']) {
-        const p = await problems(`${BASE}${grpcChain('hub-grpc', '', url)}`);
+        const p = await configProblems(`${BASE}${grpcChain('hub-grpc', '', url)}`);
         expect(p, url).to.have.length(1);
         expect(p[0]).to.match(/^chains\.hub-grpc\.nodes\[0\]\.url of a gRPC node must be http:\/\/host:port/);
       }
@@ -286,7 +286,7 @@ chains:
     expect(defaults.devnet).to.deep.include({ filterTimeoutMs: 300_000, maxLogsRange: 0 });
     const c = await parseConfig(BASE + 'devnet: { filterTimeoutMs: 1000, maxLogsRange: 2000 }\n', '/x.yaml', {});
     expect(c.devnet).to.deep.include({ filterTimeoutMs: 1000, maxLogsRange: 2000 });
-    const p = await problems(BASE + 'devnet: { filterTimeoutMs: 0, maxLogsRange: -1 }\n');
+    const p = await configProblems(BASE + 'devnet: { filterTimeoutMs: 0, maxLogsRange: -1 }\n');
     expect(p.some((m) => m.startsWith('devnet.filterTimeoutMs'))).to.equal(true);
     expect(p.some((m) => m.startsWith('devnet.maxLogsRange'))).to.equal(true);
   });
@@ -308,7 +308,7 @@ chains:
       sessionTtlMs: 7_200_000,
       signinTokenTtlMs: 90_000,
     });
-    const p = await problems(
+    const p = await configProblems(
       BASE + 'dashboard: { enabled: yes, publicUrl: "https://x.example/dash", sessionTtl: 31d, signinTokenTtl: soon, colour: red }\n',
     );
     expect(p).to.include('dashboard.enabled must be true or false');
@@ -341,7 +341,7 @@ chains:
     });
     const given = await parseConfig(BASE + 'tracing: { endpoint: "https://otel.example/otlp/v1/traces" }\n', '/x.yaml', {});
     expect(given.tracing.endpoint).to.equal('https://otel.example/otlp/v1/traces');
-    const p = await problems(
+    const p = await configProblems(
       BASE +
         'tracing: { endpoint: "https://u:p@otel.example", sampleRatio: 2, exportIntervalMs: 0, headers: { "bad name": x, ok: "a\\nb" }, colour: red }\n',
     );
@@ -373,7 +373,7 @@ chains:
     const num = await parseConfig(BASE.replace('plugin: sdk-rpc', 'plugin: sdk-rpc\n    chainId: 1'), '/x.yaml', {});
     expect(num.chains.hub?.chainId).to.equal('1');
     expect((await parseConfig(BASE, '/x.yaml', {})).chains.hub?.health.describeIntervalMs).to.equal(300_000);
-    const p = await problems(
+    const p = await configProblems(
       BASE.replace('plugin: sdk-rpc', 'plugin: sdk-rpc\n    chainId: "two words"\n    archiveOnly: true').replace(
         'role: archive',
         'role: full',
@@ -389,10 +389,10 @@ chains:
     expect((await parseConfig(BASE, '/x.yaml', {})).chains.hub?.verify).to.equal('off');
     const evm = await parseConfig(BASE.replace('plugin: sdk-rpc', 'plugin: evm\n    verify: enforce'), '/x.yaml', {});
     expect(evm.chains.hub?.verify).to.equal('enforce');
-    expect(await problems(BASE.replace('plugin: sdk-rpc', 'plugin: sdk-rpc\n    verify: observe'))).to.deep.equal([
+    expect(await configProblems(BASE.replace('plugin: sdk-rpc', 'plugin: sdk-rpc\n    verify: observe'))).to.deep.equal([
       'chains.hub.verify is "observe", but plugin "sdk-rpc" checks no answers: set it to "off" (EVM chains can verify blocks)',
     ]);
-    const bad = await problems(BASE.replace('plugin: sdk-rpc', 'plugin: evm\n    verify: yes'));
+    const bad = await configProblems(BASE.replace('plugin: sdk-rpc', 'plugin: evm\n    verify: yes'));
     expect(bad.some((x) => x.startsWith('chains.hub.verify'))).to.equal(true);
   });
 
@@ -402,7 +402,7 @@ chains:
     expect([c.store.leaseMs, c.store.leaseTokens]).to.deep.equal([200, 'auto']);
     const exact = await parseConfig(redis(', leaseTokens: 0, leaseMs: 500'), '/etc/nr.yaml', {});
     expect([exact.store.leaseMs, exact.store.leaseTokens]).to.deep.equal([500, 0]);
-    expect(await problems(redis(', leaseTokens: some, leaseMs: -1'))).to.deep.equal([
+    expect(await configProblems(redis(', leaseTokens: some, leaseMs: -1'))).to.deep.equal([
       'store.leaseMs must be an integer from 0 to 10000',
       'store.leaseTokens must be "auto" or an integer from 0 (0: no leases, every call asks Redis)',
     ]);
@@ -413,7 +413,7 @@ chains:
     expect((await parseConfig(BASE, '/x.yaml', {})).server.workers).to.equal(1);
     expect((await parseConfig(`server: { workers: 3 }\n${BASE}`, '/x.yaml', {})).server.workers).to.equal(3);
     expect((await parseConfig(`server: { workers: auto }\n${BASE}`, '/x.yaml', {})).server.workers).to.equal(availableParallelism());
-    expect(await problems(`server: { workers: 0 }\n${BASE}`)).to.deep.equal([
+    expect(await configProblems(`server: { workers: 0 }\n${BASE}`)).to.deep.equal([
       'server.workers must be a whole number of processes from 1 to 1024, or "auto" (one per core)',
     ]);
   });

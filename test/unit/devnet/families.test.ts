@@ -5,11 +5,11 @@
 
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { parseConfig } from '../../../src/config/load.js';
 import type { GatewayConfig } from '../../../src/config/types.js';
 import { devnetSpecs, startConfigDevnet } from '../../../src/devnet-from-config.js';
 import { devnetFamilyNames, startDevnet } from '../../../src/devnet/index.js';
+import { freePort } from '../../support/ports.js';
 
 const FIXTURE = 'noderouter-plugin-fixture';
 
@@ -73,12 +73,7 @@ describe('devnet families', () => {
   });
 
   it('the devnet of a config takes its filter lifetime and getLogs range from the config', async () => {
-    const port = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, '127.0.0.1', () => {
-        const { port: p } = probe.address() as { port: number };
-        probe.close(() => resolve(p));
-      });
-    });
+    const port = await freePort();
     const base = await parseConfig(
       `tiers: { free: { rate: 5 } }
 devnet: { blockTimeMs: 0, filterTimeoutMs: 1000, maxLogsRange: 20 }
@@ -109,12 +104,7 @@ chains:
   });
 
   it('the devnet of a config simulates a provider node where a node URL has a path or query, or the node has headers', async () => {
-    const port = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, '127.0.0.1', () => {
-        const { port: p } = probe.address() as { port: number };
-        probe.close(() => resolve(p));
-      });
-    });
+    const port = await freePort();
     const config = await parseConfig(
       `tiers: { free: { rate: 5 } }
 devnet: { blockTimeMs: 0 }

@@ -19,7 +19,8 @@ import type { PoolNode } from '../../../src/pool/pool-node.js';
 import { NodePool } from '../../../src/pool/pool.js';
 import { DEFAULT_UPSTREAM_OPTIONS } from '../../../src/pool/upstream.js';
 import { chainConfig, item, scriptedPlugin, type NodeSpec } from '../../support/chain.js';
-import { echoNode, jsonRpcHandler, refusingUrl, startRpcNode, until, type RpcNode } from '../../support/rpc-node.js';
+import { echoNode, jsonRpcHandler, refusingUrl, startRpcNode, type RpcNode } from '../../support/rpc-node.js';
+import { until } from '../../support/until.js';
 
 const PLAIN: Routing = { archive: false, cost: 1, label: 'm' };
 const ARCHIVE: Routing = { archive: true, cost: 1, label: 'm' };
@@ -303,7 +304,7 @@ describe('attempt loop (src/exec/attempts.ts)', () => {
       expect(observed.upstreams).to.deep.equal([]);
       expect(n.breakerState).to.equal('closed');
       end('failure');
-      await until('the breaker hears of the failure', () => n.breakerState === 'open');
+      await until(() => n.breakerState === 'open', { what: 'the breaker hears of the failure' });
       expect(observed.upstreams).to.deep.equal([['a', 'failure']]);
     });
 
@@ -314,7 +315,7 @@ describe('attempt loop (src/exec/attempts.ts)', () => {
         Promise.resolve([{ answer: 'streamed', verdict: 'ok', sure: true, settled: Promise.resolve('ok' as const) }]),
       );
       await forward(p, x, calls(item('1', 'm')), [PLAIN], options());
-      await until('the stream is counted', () => observed.upstreams.length === 1);
+      await until(() => observed.upstreams.length === 1, { what: 'the stream is counted' });
       expect(observed.upstreams).to.deep.equal([['a', 'ok']]);
       expect((p.nodes[0] as PoolNode).breakerState).to.equal('closed');
     });

@@ -5,13 +5,13 @@
 // plugin's verdict, and calls a transport answers itself handed back to it.
 
 import { expect } from 'chai';
-import evm from '../../../plugins/evm/index.js';
 import type { ChainRuntime } from '../../../src/chain-runtime.js';
 import { isGatewayError, type GatewayError } from '../../../src/errors.js';
 import type { CallResult } from '../../../src/exec/attempts.js';
 import type { Routing } from '../../../src/plugin/contract.js';
 import { bench, chainConfig, item, scriptedPlugin, type Bench } from '../../support/chain.js';
-import { echoNode, jsonRpcHandler, startRpcNode, until, type RpcNode } from '../../support/rpc-node.js';
+import { echoNode, jsonRpcHandler, startRpcNode, type RpcNode } from '../../support/rpc-node.js';
+import { until } from '../../support/until.js';
 
 const ROUTES: Readonly<Record<string, Partial<Routing>>> = {
   t_cached: { cacheTtlMs: 60_000 },
@@ -227,9 +227,9 @@ describe('call path (src/exec/call-path.ts)', () => {
       full.hold = true;
       const p = b.principal();
       const leader = b.run(p, item('1', 't_cached', [1]));
-      await until('the node has the first call', () => full.received.length === 1);
+      await until(() => full.received.length === 1, { what: 'the node has the first call' });
       const follower = b.run(b.principal(), item('"two"', 't_cached', [1]));
-      await until('the second call waits on the first', async () => (await coalescedCount(b.rt, b)) === 1);
+      await until(async () => (await coalescedCount(b.rt, b)) === 1, { what: 'the second call waits on the first' });
       full.release();
       const [a, c] = await Promise.all([leader, follower]);
       expect(answer(a.results[0])).to.equal('{"jsonrpc":"2.0","id":1,"result":"full-1:t_cached"}');
@@ -244,7 +244,7 @@ describe('call path (src/exec/call-path.ts)', () => {
       const p = b.principal();
       const one = b.run(p, item('1', 't_plain'));
       const two = b.run(p, item('2', 't_plain'));
-      await until('both calls reach the node', () => full.received.length === 2);
+      await until(() => full.received.length === 2, { what: 'both calls reach the node' });
       full.release();
       await Promise.all([one, two]);
       expect(await coalescedCount(b.rt, b)).to.equal(0);
@@ -278,7 +278,7 @@ describe('call path (src/exec/call-path.ts)', () => {
   });
 });
 
-describe('call path verdicts in usage (src/exec/call-path.ts with the evm plugin)', () => {
+describe('call path verdicts in usage (src/exec/call-path.ts)', () => {
   let node: RpcNode;
   let b: Bench;
   const TRACE = { type: 'CALL', gas: '0x5208', calls: [{ type: 'CALL', error: 'execution reverted', revertReason: 'no' }] };
@@ -291,7 +291,11 @@ describe('call path verdicts in usage (src/exec/call-path.ts with the evm plugin
         return { result: '0x1' };
       }),
     );
-    b = await bench(await chainConfig([{ name: 'arch-1', url: node.url, role: 'archive' }]), evm);
+    // A trace costs 10, as chains price them.
+    b = await bench(
+      await chainConfig([{ name: 'arch-1', url: node.url, role: 'archive' }]),
+      scriptedPlugin({ debug_traceTransaction: { cost: 10 } }),
+    );
   });
 
   afterEach(async () => {

@@ -7,7 +7,8 @@ import { expect } from 'chai';
 import evm from '../../../plugins/evm/index.js';
 import { isGatewayError } from '../../../src/errors.js';
 import { bench, chainConfig, item, type Bench } from '../../support/chain.js';
-import { jsonRpcHandler, startRpcNode, until, type ItemOutcome, type RpcNode } from '../../support/rpc-node.js';
+import { jsonRpcHandler, startRpcNode, type ItemOutcome, type RpcNode } from '../../support/rpc-node.js';
+import { until } from '../../support/until.js';
 
 describe('agreement across nodes (src/exec/consensus.ts)', () => {
   let nodes: RpcNode[] = [];
@@ -50,10 +51,10 @@ describe('agreement across nodes (src/exec/consensus.ts)', () => {
     liar.hold = true;
     const r = await answer(item('1', 'eth_getBalance', ['0x00000000000000000000000000000000000000aa', '0x10']));
     expect(r).to.deep.equal({ jsonrpc: '2.0', id: 1, result: '0x10' });
-    await until('the liar is asked', () => liar.received.length > 0);
+    await until(() => liar.received.length > 0, { what: 'the liar is asked' });
     liar.hold = false;
     liar.release();
-    await until('the liar is out of rotation', () => b.rt.pool.nodes[2]?.inRotation === false);
+    await until(() => b.rt.pool.nodes[2]?.inRotation === false, { what: 'the liar is out of rotation' });
     expect(await b.metrics.registry.metrics()).to.match(/noderouter_node_disagreements_total\{chain="c",node="n2"\} 1/);
     expect(b.rt.pool.nodes[2]?.outReason).to.equal('disputed by the majority');
   });

@@ -15,7 +15,7 @@ import { CallAborted, NodeFailure, NodeThrottled } from '../../../src/pool/failu
 import type { PoolNode } from '../../../src/pool/pool-node.js';
 import { NodePool } from '../../../src/pool/pool.js';
 import { chainConfig } from '../../support/chain.js';
-import { until } from '../../support/rpc-node.js';
+import { until } from '../../support/until.js';
 import { rejection } from '../../support/rejection.js';
 
 const GRPC = { ':status': 200, 'content-type': 'application/grpc' } as const;
@@ -152,7 +152,7 @@ describe('gRPC exchange (src/exec/grpc-exchange.ts)', () => {
   it('refuses a first message over the cap before anything is relayed, cancelling the node’s stream', async () => {
     const err = await rejection(exchange({ maxResponseBytes: 100 }).send(node, [call('/t.S/Big')], 1_000));
     expect(err).to.be.instanceOf(NodeFailure).with.property('reason', 'too-large');
-    await until('the node sees its stream cancelled', () => held[0]?.closed === true);
+    await until(() => held[0]?.closed === true, { what: 'the node sees its stream cancelled' });
     expect(held[0]?.rstCode).to.equal(constants.NGHTTP2_CANCEL);
   });
 
@@ -173,21 +173,21 @@ describe('gRPC exchange (src/exec/grpc-exchange.ts)', () => {
     answer.started.stream.resume();
     const stream = held[0] as ServerHttp2Stream;
     stream.end(frameMessage(Buffer.from('second')));
-    await until('the answer ends', () => trailers !== undefined);
+    await until(() => trailers !== undefined, { what: 'the answer ends' });
     expect(Buffer.concat(rest).equals(frameMessage(Buffer.from('second')))).to.equal(true);
     let outcome: string | undefined;
     void sent.settled?.then((o) => {
       outcome = o;
     });
     answer.end('failure');
-    await until('the answer settles', () => outcome !== undefined);
+    await until(() => outcome !== undefined, { what: 'the answer settles' });
     expect(outcome).to.equal('failure');
   });
 
   it('takes a call the deadline cut for the node timing out, and one its client left for nobody’s failure', async () => {
     const deadline = new AbortController();
     const pending = exchange({ signal: deadline.signal }).send(node, [call('/t.S/Hang')], 5_000);
-    await until('the node has the call', () => held.length === 1);
+    await until(() => held.length === 1, { what: 'the node has the call' });
     deadline.abort();
     expect(await rejection(pending))
       .to.be.instanceOf(NodeFailure)
@@ -195,7 +195,7 @@ describe('gRPC exchange (src/exec/grpc-exchange.ts)', () => {
 
     const left = new AbortController();
     const gone = exchange({ signal: left.signal, clientGone: () => true }).send(node, [call('/t.S/Hang')], 5_000);
-    await until('the node has the second call', () => held.length === 2);
+    await until(() => held.length === 2, { what: 'the node has the second call' });
     left.abort();
     expect(await rejection(gone)).to.be.instanceOf(CallAborted);
   });

@@ -3,10 +3,11 @@
 // per second; and how config reads it (src/config/schema.ts), `perSecond` included.
 
 import { expect } from 'chai';
-import { ConfigError, parseConfig } from '../../../src/config/load.js';
+import { parseConfig } from '../../../src/config/load.js';
 import type { HedgeConfig } from '../../../src/config/types.js';
 import { Hedger, SAVED_MIN } from '../../../src/exec/hedge.js';
 import type { PoolNode } from '../../../src/pool/pool-node.js';
+import { configProblems } from '../../support/config-problems.js';
 
 const NO_EVENTS = { sent: () => undefined, won: () => undefined };
 
@@ -98,15 +99,7 @@ describe('hedge and ejection settings (src/config/schema.ts)', () => {
   const file = (hedge: string): string =>
     `tiers: { t: {} }\nchains:\n  c:\n    plugin: evm\n    route: { path: /c }\n${hedge}\n    nodes:\n      - { name: a, url: "http://127.0.0.1:1", role: full }\n`;
   const read = async (hedge: string): Promise<unknown> => (await parseConfig(file(hedge), '/t.yaml', {})).chains.c;
-  const problems = async (text: string): Promise<string[]> => {
-    try {
-      await parseConfig(file(text), '/t.yaml', {});
-    } catch (err) {
-      if (err instanceof ConfigError) return [...err.problems];
-      throw err;
-    }
-    return [];
-  };
+  const problems = (hedge: string): Promise<string[]> => configProblems(file(hedge));
 
   it('defaults: 10% of the calls on top of 50 a second; three timeouts in a row eject for 5 s × n, up to 60 s, half the pool at most', async () => {
     expect(await read('')).to.deep.include({

@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { Hedger, SAVED_MIN, sendHedged, type Attempted } from '../../../src/exec/hedge.js';
 import type { PoolNode } from '../../../src/pool/pool-node.js';
 import { NodeFailure } from '../../../src/pool/failures.js';
+import { pause, until } from '../../support/until.js';
 
 const node = (name: string): PoolNode => ({ name, slowMs: undefined }) as unknown as PoolNode;
 const A = node('a');
@@ -53,11 +54,6 @@ function launcher(): { launch: (n: PoolNode, s: AbortSignal | undefined) => Prom
     },
   };
 }
-
-const until = async (cond: () => boolean): Promise<void> => {
-  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 2));
-  if (!cond()) throw new Error('condition not met');
-};
 
 describe('hedged sends (src/exec/hedge.ts)', () => {
   it('asks no second node when the first answers within its delay', async () => {
@@ -173,7 +169,8 @@ describe('hedged sends (src/exec/hedge.ts)', () => {
       () => undefined,
       () => undefined,
     );
-    await new Promise((r) => setTimeout(r, 20));
+    // Twenty times the hedge delay: a hedge that was coming would have started.
+    await pause(20);
     expect(l2.started).to.have.length(1);
     expect(l3.started).to.have.length(1);
     l2.started[0]?.answer('"a"');
@@ -193,7 +190,8 @@ describe('hedged sends (src/exec/hedge.ts)', () => {
       () => B,
       () => undefined,
     );
-    await new Promise((r) => setTimeout(r, 20));
+    // Twenty times the hedge delay: a hedge that was coming would have started.
+    await pause(20);
     expect(l.started).to.have.length(1);
     l.started[0]?.answer('"a"');
     expect((await done).won?.node).to.equal(A);

@@ -10,7 +10,8 @@ import evm from '../../../plugins/evm/index.js';
 import { rangeAdvice, rangeLimitIn } from '../../../plugins/evm/logs.js';
 import { isGatewayError } from '../../../src/errors.js';
 import { bench, chainConfig, item, type Bench } from '../../support/chain.js';
-import { jsonRpcHandler, startRpcNode, until, type RpcNode } from '../../support/rpc-node.js';
+import { jsonRpcHandler, startRpcNode, type RpcNode } from '../../support/rpc-node.js';
+import { pause, until } from '../../support/until.js';
 
 const refusal = (message: string): string => `{"jsonrpc":"2.0","id":"max block range 99","error":{"code":-32005,"message":"${message}"}}`;
 
@@ -47,20 +48,21 @@ describe('node calls per client call (src/exec/node-budget.ts)', () => {
     await start(2, '    hedge: { minDelayMs: 1, maxDelayMs: 1, perSecond: 100 }');
     for (const n of nodes) n.hold = true;
     const running = b.run(b.principal(), item('1', 'eth_chainId'));
-    await until('both nodes are asked', () => asked('eth_chainId').every((k) => k === 1));
+    await until(() => asked('eth_chainId').every((k) => k === 1), { what: 'both nodes are asked' });
     (nodes[1] as RpcNode).release();
     const { results } = await running;
     expect(isGatewayError(results[0])).to.equal(false);
     // The other attempt ends cancelled (or outrun): a node call all the same.
-    await until('both attempts are counted', async () => (await upstream()) === 2);
+    await until(async () => (await upstream()) === 2, { what: 'both attempts are counted' });
   });
 
   it('sends no hedge when the call’s budget is one node call', async () => {
     await start(2, '    hedge: { minDelayMs: 1, maxDelayMs: 1, perSecond: 100 }');
     for (const n of nodes) n.hold = true;
     const running = b.run(b.principal({ nodeCalls: 1 }), item('1', 'eth_chainId'));
-    await until('a node is asked', () => asked('eth_chainId').some((k) => k === 1));
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => asked('eth_chainId').some((k) => k === 1), { what: 'a node is asked' });
+    // Fifty times the hedge delay: a hedge the budget let through would have been sent.
+    await pause(50);
     expect(asked('eth_chainId').reduce((x, y) => x + y, 0)).to.equal(1);
     for (const n of nodes) n.release();
     expect(isGatewayError((await running).results[0])).to.equal(false);
@@ -74,7 +76,7 @@ describe('node calls per client call (src/exec/node-budget.ts)', () => {
     expect(asked('eth_getBalance').reduce((x, y) => x + y, 0)).to.equal(2);
     expect(b.charges).to.deep.equal([]);
     await b.run(b.principal({ chargeFanout: true }), call);
-    await until('every node is asked', () => asked('eth_getBalance').reduce((x, y) => x + y, 0) === 5);
+    await until(() => asked('eth_getBalance').reduce((x, y) => x + y, 0) === 5, { what: 'every node is asked' });
     // One call admitted at its cost, two more nodes charged after it.
     expect(b.admits.slice(-1)).to.deep.equal([1]);
     expect(b.charges).to.deep.equal([2]);

@@ -12,7 +12,7 @@ import { HealthProber } from '../../../src/pool/health.js';
 import type { PoolNode } from '../../../src/pool/pool-node.js';
 import { NodePool } from '../../../src/pool/pool.js';
 import { chainConfig } from '../../support/chain.js';
-import { until } from '../../support/rpc-node.js';
+import { until } from '../../support/until.js';
 
 describe('health probing (src/pool/health.ts)', () => {
   let devnet: Devnet;
@@ -123,7 +123,7 @@ describe('health probing (src/pool/health.ts)', () => {
     // A round started at once probes nobody: both nodes are being probed.
     await prober.probeAll();
     expect(probes).to.deep.equal([]);
-    await until('a has answered', () => probes.length === 1);
+    await until(() => probes.length === 1, { what: 'a has answered' });
     await prober.probeAll();
     expect(probes).to.deep.equal(['a ok', 'a ok']);
     expect(probesOf('b')).to.have.length(1);
@@ -136,7 +136,7 @@ describe('health probing (src/pool/health.ts)', () => {
     prober.start();
     prober.start();
     prober.stop();
-    await until('the first round is judged', () => rounds === 1);
+    await until(() => rounds === 1, { what: 'the first round is judged' });
     expect(probesOf('a')).to.have.length(1);
   });
 });

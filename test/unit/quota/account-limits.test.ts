@@ -14,8 +14,6 @@ import { RedisConnection } from '../../../src/store/redis-connection.js';
 import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../../support/redis.js';
 import { tierConfig } from '../../support/tiers.js';
 
-const tier = tierConfig;
-
 const key = (account: string, i = 0): Payer => ({ id: `key_${account}${i}`, account });
 const keysOf = (account: string, n: number): Payer[] => Array.from({ length: n }, (_, i) => key(account, i));
 
@@ -70,7 +68,7 @@ for (const [name, open] of subjects) {
     afterEach(() => s.close());
 
     it('holds every key of an account together to the account’s daily quota, and each key to its own', async () => {
-      const t = tier({ daily: 3 }, { daily: 5 });
+      const t = tierConfig({ daily: 3 }, { daily: 5 });
       const { n, refusals } = await admitted(s.limiter, keysOf('acme', 4), t, 3);
       expect(n).to.equal(5);
       expect(refusals[0]).to.deep.include({ allowed: false, reason: 'daily' });
@@ -82,7 +80,7 @@ for (const [name, open] of subjects) {
     });
 
     it('holds the account to its monthly quota across days', async () => {
-      const t = tier({}, { monthly: 4 });
+      const t = tierConfig({}, { monthly: 4 });
       expect((await admitted(s.limiter, keysOf('acme', 2), t, 1)).n).to.equal(2);
       clock = Date.UTC(2026, 2, 20);
       const later = await admitted(s.limiter, keysOf('acme', 3), t, 1);
@@ -93,7 +91,7 @@ for (const [name, open] of subjects) {
     });
 
     it('holds many keys to the account’s rate: their burst together, then the account’s pace', async () => {
-      const t = tier({ rate: 10, burst: 5 }, { rate: 10, burst: 5 });
+      const t = tierConfig({ rate: 10, burst: 5 }, { rate: 10, burst: 5 });
       const keys = keysOf('acme', 10);
       const first = await admitted(s.limiter, keys, t, 1);
       expect(first.n).to.equal(5);
@@ -104,7 +102,7 @@ for (const [name, open] of subjects) {
     });
 
     it('charges neither when either refuses: a key refused by its own rate leaves the account’s room to the others', async () => {
-      const t = tier({ rate: 1, burst: 1 }, { rate: 10, burst: 3 });
+      const t = tierConfig({ rate: 1, burst: 1 }, { rate: 10, burst: 3 });
       const [a, b, c] = [key('acme', 0), key('acme', 1), key('acme', 2)];
       expect((await s.limiter.admit(a, t, 1, 'l1')).allowed).to.equal(true);
       // Refused by the key's own rate: the account is not charged for it.
@@ -118,7 +116,7 @@ for (const [name, open] of subjects) {
     });
 
     it('reports the tighter of the key’s and the account’s limits in the headers', async () => {
-      const t = tier({ daily: 100 }, { daily: 10 });
+      const t = tierConfig({ daily: 100 }, { daily: 10 });
       const a = key('acme');
       const r = await s.limiter.admit(a, t, 4, 'l1');
       expect(r).to.deep.include({ allowed: true });
@@ -151,7 +149,7 @@ describe('account limits: redis limiter falling back (fail-open)', () => {
 
   it('goes on from the last shared counts, not from zero, when Redis stops answering', async () => {
     const limiter = await limiterWith(1);
-    const t = tier({ daily: 10 }, { daily: 12 });
+    const t = tierConfig({ daily: 10 }, { daily: 12 });
     const [a, b] = [key('acme', 0), key('acme', 1)];
     expect((await admitted(limiter, [a], t, 8)).n).to.equal(8);
     expect((await admitted(limiter, [b], t, 2)).n).to.equal(2);
@@ -164,7 +162,7 @@ describe('account limits: redis limiter falling back (fail-open)', () => {
 
   it('keeps the rate state too: a drained burst stays drained', async () => {
     const limiter = await limiterWith(1);
-    const t = tier({ rate: 1, burst: 3 });
+    const t = tierConfig({ rate: 1, burst: 3 });
     const a = key('acme');
     expect((await admitted(limiter, [a], t, 3)).n).to.equal(3);
     await c.close();
@@ -175,7 +173,7 @@ describe('account limits: redis limiter falling back (fail-open)', () => {
 
   it('takes this instance’s share of what was left when several share the limits', async () => {
     const limiter = await limiterWith(2);
-    const t = tier({ daily: 10 });
+    const t = tierConfig({ daily: 10 });
     const a = key('acme');
     expect((await admitted(limiter, [a], t, 6)).n).to.equal(6);
     await c.close();
@@ -213,7 +211,7 @@ describe('account limits: leases over the redis limiter, two instances', functio
   }
 
   it('holds an account’s keys to its daily quota exactly, whichever instance they come through', async () => {
-    const t = tier({ daily: 30 }, { daily: 50 });
+    const t = tierConfig({ daily: 30 }, { daily: 50 });
     const [x, y] = [await instance(), await instance()];
     const keys = keysOf('acme', 4);
     let n = 0;
@@ -241,7 +239,7 @@ describe('account limits: leases over the redis limiter, two instances', functio
   });
 
   it('holds an account’s rate within 5% across two instances and many keys', async () => {
-    const t = tier({}, { rate: 100, burst: 20 });
+    const t = tierConfig({}, { rate: 100, burst: 20 });
     const [x, y] = [await instance(), await instance()];
     const keys = keysOf('acme', 4);
     let n = 0;

@@ -16,8 +16,6 @@ import { RedisConnection } from '../../../src/store/redis-connection.js';
 import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../../support/redis.js';
 import { tierConfig } from '../../support/tiers.js';
 
-const tier = tierConfig;
-
 const START = Date.UTC(2026, 2, 10, 12, 0, 0);
 const A: Payer = { id: 'key_a', account: 'acme' };
 const B: Payer = { id: 'key_b', account: 'acme' };
@@ -74,7 +72,7 @@ for (const [name, open] of subjects) {
     afterEach(() => s.close());
 
     it('counts a charge in usage and in the key’s and the account’s quotas, and never refuses it', async () => {
-      const t = tier({ daily: 10 }, { daily: 12 });
+      const t = tierConfig({ daily: 10 }, { daily: 12 });
       expect(await s.limiter.admit(A, t, 3, 'l1')).to.deep.include({ allowed: true });
       // Over the quota: the work is done, so it is counted all the same.
       s.limiter.charge(A, t, 20, 'l1');
@@ -85,7 +83,7 @@ for (const [name, open] of subjects) {
     });
 
     it('owes a charge in the rate bucket: the next call waits for it; a huge one for at most a minute', async () => {
-      const t = tier({ rate: 1, burst: 2 });
+      const t = tierConfig({ rate: 1, burst: 2 });
       expect(await s.limiter.admit(A, t, 1, 'l1')).to.deep.include({ allowed: true });
       s.limiter.charge(A, t, 10, 'l1');
       // Bucket at now + 11 s; a call of 1 fits once it is within the 2 s burst of now: in 10 s.
@@ -110,7 +108,7 @@ describe('charging node work after the call: leased limiter over Redis', () => {
     const r = await redis(() => clock);
     const leased = new LeasedLimiter(r.limiter, { leaseMs: 200, leaseTokens: 'auto', now: () => clock });
     try {
-      const t = tier({ daily: 1000 });
+      const t = tierConfig({ daily: 1000 });
       // A lease takes 1/8 of what is left of the quota: 125 tokens, one spent.
       expect(await leased.admit(A, t, 1, 'l1')).to.deep.include({ allowed: true });
       leased.charge(A, t, 100, 'l1');

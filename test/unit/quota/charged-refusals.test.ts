@@ -14,11 +14,10 @@ import { RedisLimiter } from '../../../src/quota/redis-limiter.js';
 import { RedisConnection } from '../../../src/store/redis-connection.js';
 import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../../support/redis.js';
 import { tierConfig } from '../../support/tiers.js';
+import { until } from '../../support/until.js';
 
 const START = Date.UTC(2026, 2, 10, 12, 0, 0);
 const DAY = '2026-03-10';
-
-const tier = tierConfig;
 
 interface Subject {
   readonly limiter: Limiter;
@@ -86,7 +85,7 @@ for (const [name, open] of subjects) {
 
     it('spends the key’s rate, counts the request as invalid, and refuses past the burst as limited', async () => {
       const { limiter } = subject;
-      const t = tier({ rate: 1, burst: 3 });
+      const t = tierConfig({ rate: 1, burst: 3 });
       const k: Payer = { id: `key_${name.length}_a`, account: 'acme' };
       const answers = [];
       for (let i = 0; i < 5; i++) answers.push(await limiter.chargeRefused(k, t, 1, 'l1', 'invalid'));
@@ -102,7 +101,7 @@ for (const [name, open] of subjects) {
 
     it('spends the account’s rate, shared with its other keys, and never the day’s quota', async () => {
       const { limiter } = subject;
-      const t = tier({ rate: 100, burst: 100, daily: 2 }, { rate: 1, burst: 2, daily: 2 });
+      const t = tierConfig({ rate: 100, burst: 100, daily: 2 }, { rate: 1, burst: 2, daily: 2 });
       const a: Payer = { id: `key_${name.length}_b1`, account: 'shared' };
       const b: Payer = { id: `key_${name.length}_b2`, account: 'shared' };
       expect((await limiter.chargeRefused(a, t, 1, 'l1', 'invalid')).allowed).to.equal(true);
@@ -119,12 +118,9 @@ for (const [name, open] of subjects) {
 
 /** Usage rows once anything a lease held has been written (a leased limiter writes at its lease's end). */
 async function settled(limiter: Limiter, id: string): Promise<unknown> {
-  for (let i = 0; i < 50; i++) {
-    const rows = await limiter.usage(id);
-    if (rows.length > 0) return rows;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return limiter.usage(id);
+  let rows: unknown[] = [];
+  await until(async () => (rows = await limiter.usage(id)).length > 0, { what: 'the usage is written' });
+  return rows;
 }
 
 describe('charged refusals: redis limiter falling back (fail-open)', () => {
@@ -132,7 +128,7 @@ describe('charged refusals: redis limiter falling back (fail-open)', () => {
   it('charges this instance’s rate from the state Redis last reported', async () => {
     const r = await redisLimiter(() => clock, 'fail-open');
     try {
-      const t = tier({ rate: 1, burst: 3 });
+      const t = tierConfig({ rate: 1, burst: 3 });
       const k: Payer = { id: 'key_fallback', account: 'acme' };
       for (let i = 0; i < 2; i++) expect((await r.limiter.chargeRefused(k, t, 1, 'l1', 'invalid')).allowed).to.equal(true);
       await r.connection.close();

@@ -10,6 +10,7 @@ import { LeasedLimiter, leaseSize, type LeaseAnswer, type LeaseReturn, type Leas
 import type { Limiter } from '../../../src/quota/limiter.js';
 import type { UsageRow } from '../../../src/quota/usage.js';
 import { tierConfig } from '../../support/tiers.js';
+import { until } from '../../support/until.js';
 
 // Accounts unlimited unless a test says otherwise: these tests are about one key.
 const tier = (over: Partial<TierConfig>): TierConfig => tierConfig({ name: 't', rate: 100, burst: 50, ...over });
@@ -167,7 +168,7 @@ describe('leases', () => {
     await l.admit(K, tier({}), 1, 'c');
     now += 250;
     // The sweep runs every leaseMs in real time and ends leases past their time by the injected clock.
-    for (let i = 0; i < 20 && shared.calls === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    await until(() => shared.calls > 0, { what: 'the sweep gives the lease back' });
     expect(shared.calls).to.equal(1);
     expect(shared.day).to.equal(1);
   });

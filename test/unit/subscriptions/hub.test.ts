@@ -17,7 +17,7 @@ import type { PoolNode } from '../../../src/pool/pool-node.js';
 import { NodePool } from '../../../src/pool/pool.js';
 import { SubscriptionHub, type Subscriber, type SubscribeResult } from '../../../src/subscriptions/hub.js';
 import { chainConfig } from '../../support/chain.js';
-import { until } from '../../support/rpc-node.js';
+import { pause, until } from '../../support/until.js';
 
 const codec = evm.create({ chain: 'c', options: {}, limits: DEFAULT_JSONRPC_LIMITS }).jsonrpc as JsonRpcCodec<unknown>;
 const ids = codec.subscriptions as SubscriptionCodec;
@@ -110,7 +110,7 @@ describe('subscription hub (src/subscriptions/hub.ts)', () => {
     expect(hub.nodeSubscriptions).to.equal(2);
 
     advance();
-    await until('both clients get the new head', () => one.delivered.length === 1 && two.delivered.length === 1);
+    await until(() => one.delivered.length === 1 && two.delivered.length === 1, { what: 'both clients get the new head' });
     expect(one.subscriptionIds()).to.deep.equal([id1]);
     expect(two.subscriptionIds()).to.deep.equal([id2]);
     expect(JSON.parse(one.delivered[0] as string)).to.deep.include({ method: 'eth_subscription' });
@@ -131,12 +131,12 @@ describe('subscription hub (src/subscriptions/hub.ts)', () => {
     const from = carrier();
     const to = from === 'a' ? 'b' : 'a';
     await devnet.node(from).setFaults({ down: true });
-    await until('the subscription is made again on the other node', () => subscribes()[to] === 1 && hub.nodeSubscriptions === 1);
+    await until(() => subscribes()[to] === 1 && hub.nodeSubscriptions === 1, { what: 'the subscription is made again on the other node' });
     expect(moves).to.deep.equal(['moved']);
     expect(poolNode(from).breaker.stats.failures).to.equal(1);
     expect(poolNode(to).breaker.stats.failures).to.equal(0);
     advance();
-    await until('the moved subscription delivers', () => client.delivered.length === 1);
+    await until(() => client.delivered.length === 1, { what: 'the moved subscription delivers' });
     expect(client.subscriptionIds()).to.deep.equal([id]);
     expect(client.lostWith).to.deep.equal([]);
   });
@@ -147,11 +147,11 @@ describe('subscription hub (src/subscriptions/hub.ts)', () => {
     const from = carrier();
     poolNode(from).inRotation = false;
     hub.check();
-    await until('the subscription moved', () => moves.length === 1);
+    await until(() => moves.length === 1, { what: 'the subscription moved' });
     expect(moves).to.deep.equal(['moved']);
     expect(poolNode(from).breaker.stats.failures).to.equal(0);
     advance();
-    await until('it delivers from its new node', () => client.delivered.length === 1);
+    await until(() => client.delivered.length === 1, { what: 'it delivers from its new node' });
     expect(client.subscriptionIds()).to.deep.equal([id]);
   });
 
@@ -162,7 +162,7 @@ describe('subscription hub (src/subscriptions/hub.ts)', () => {
     const other = carrier() === 'a' ? 'b' : 'a';
     await devnet.node(other).setFaults({ down: true });
     await devnet.node(carrier()).setFaults({ down: true });
-    await until('the clients are let go', () => one.lostWith.length === 1 && two.lostWith.length === 1);
+    await until(() => one.lostWith.length === 1 && two.lostWith.length === 1, { what: 'the clients are let go' });
     expect(one.lostWith[0]?.[0]).to.equal(1013);
     expect(moves).to.deep.equal(['dropped']);
     expect([hub.subscriptions, hub.nodeSubscriptions]).to.deep.equal([0, 0]);
@@ -200,8 +200,9 @@ describe('subscription hub (src/subscriptions/hub.ts)', () => {
     if (!isGatewayError(r)) throw new Error(`expected a gateway error, got ${JSON.stringify(r)}`);
     expect(r.code).to.equal('UPSTREAM_FAILED');
     expect(upstream.map(([, o]) => o)).to.deep.equal(['failure', 'failure']);
-    // One failed connection is one failure, however many ways it is heard of.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // One failed connection is one failure, however many ways it is heard of: the
+    // pause gives a second report (the socket's close after its error) time to come.
+    await pause(50);
     expect(pool.nodes.map((n) => n.breaker.stats.failures)).to.deep.equal([1, 1]);
   });
 
@@ -213,7 +214,7 @@ describe('subscription hub (src/subscriptions/hub.ts)', () => {
     hub = next;
     expect([next.subscriptions, next.nodeSubscriptions]).to.deep.equal([1, 1]);
     advance();
-    await until('the successor delivers', () => client.delivered.length === 1);
+    await until(() => client.delivered.length === 1, { what: 'the successor delivers' });
     expect(client.subscriptionIds()).to.deep.equal([id]);
     expect(next.unsubscribe(id)).to.equal(true);
   });
