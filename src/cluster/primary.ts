@@ -19,6 +19,7 @@ import { Gateway } from '../gateway.js';
 import type { PoolHealth } from '../pool/pool.js';
 import type { NodeHoldRecord } from '../store/hold-store.js';
 import { Channel } from './channel.js';
+import { disputeNode, drain, markReady, recordDispute, serving } from './primary-state.js';
 import { serveLimits, WorkerSlots } from './shared-limits.js';
 import type { MetricsJson, WorkerReady } from './worker.js';
 
@@ -139,13 +140,13 @@ export class ClusterPrimary {
       const first = ready[0] as WorkerReady;
       self.url = first.url;
       self.grpcAddress = first.grpcAddress;
-      gateway.serving(first.url, first.grpcAddress);
+      serving(gateway, first.url, first.grpcAddress);
     } catch (err) {
       await self.stop('SIGINT');
       throw err;
     }
     self.starting = false;
-    gateway.markReady();
+    markReady(gateway);
     gateway.logger.info('workers listening', { event: 'start', workers: config.server.workers, url: self.url });
     return self;
   }
@@ -177,10 +178,11 @@ export class ClusterPrimary {
       const [id, at] = body as [string, number];
       this.gateway.store.touch(id, at);
     });
-    channel.handle('disputes.add', (body) => this.gateway.recordDispute(body as DisputeEntry));
+    channel.handle('disputes.add', (body) => recordDispute(this.gateway, body as DisputeEntry));
     channel.handle('nodes.disputed', (body) => {
       const [chain, node, until] = body as [string, string, number];
-      this.gateway.disputeNode(chain, node, until);
+      const pool = disputeNode(this.gateway, chain, node, until);
+      if (pool !== undefined) this.pushHealth(pool.health());
     });
     // Its last request before exiting: every note it sent before has arrived.
     channel.handle('bye', () => true);
@@ -302,7 +304,7 @@ export class ClusterPrimary {
   }
 
   private async doStop(delayMs: number): Promise<void> {
-    this.gateway.drain();
+    drain(this.gateway);
     for (const s of this.slots) if (s.timer !== undefined) clearTimeout(s.timer);
     if (delayMs > 0) {
       await new Promise<void>((resolve) => {
