@@ -20,6 +20,7 @@ import { startTraffic, type TrafficListener } from './app/traffic.js';
 import type { KeyStore } from './auth/key-store.js';
 import type { ChainRuntime } from './chain-runtime.js';
 import { endpointInfo } from './chain-set.js';
+import type { Channel } from './cluster/channel.js';
 import { joinPrimary } from './cluster/worker-state.js';
 import type { GatewayConfig, ServerConfig } from './config/types.js';
 import type { GrpcListener } from './grpc/listener.js';
@@ -198,7 +199,7 @@ export class Gateway {
   }
 
   /** The traffic listener, then the gRPC listener when an endpoint needs it: one key cache and call path for all. */
-  private async startListeners(primary: Parameters<typeof callParts>[0]['primary']): Promise<void> {
+  private async startListeners(primary: Channel | undefined): Promise<void> {
     const { live, metrics, logger, now, tracing } = this;
     const { chains, services } = this.core;
     const calls = callParts({ config: () => live.config, services, metrics, now, trustedProxies: live.trustedProxies, primary });
