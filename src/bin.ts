@@ -1,5 +1,5 @@
 // Process entry of the `noderouter` command (bin/noderouter.js runs its build).
-import { main } from './cli.js';
+import { main } from './cli/main.js';
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -1,6 +1,6 @@
 // Opening and closing the gateway's node:http listeners: bind and report the address,
 // answer requests Node's own parser refuses in the error table's shape, and the
-// settings a reload may change on a listener that is already open.
+// listener's limits read where Node uses them, so a reload changes them in place.
 
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
@@ -100,23 +100,34 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   );
 }
 
-/** The timeouts and caps of a traffic listener that a reload can change in place (maxHeaderBytes only at start). */
-export function applyTrafficLimits(server: Server, sc: ServerConfig): void {
-  server.keepAliveTimeout = sc.keepAliveTimeoutMs;
-  server.headersTimeout = sc.headersTimeoutMs;
-  // The whole request, body included, must arrive within the client deadline.
-  server.requestTimeout = sc.requestTimeoutMs + sc.headersTimeoutMs;
-  server.maxConnections = sc.maxConnections;
+/**
+ * A setting Node reads from the server object each time it needs it (a connection's
+ * accept, a response's keep-alive, the periodic check of slow requests): read from
+ * `value()` then, so a reload applies to the next use without telling the listener.
+ */
+export function readAtUse(server: NetServer, name: string, value: () => number): void {
+  Object.defineProperty(server, name, { get: value, enumerable: true, configurable: true });
 }
 
+/** The limits of a traffic listener, as it reads them. */
+export type TrafficLimits = Pick<
+  ServerConfig,
+  'maxHeaderBytes' | 'keepAliveTimeoutMs' | 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxConnections'
+>;
+
+/** `limits()` is read at use; only maxHeaderBytes is taken at start (Node's parser is made with it). */
 export function createTrafficServer(
-  sc: ServerConfig,
+  limits: () => TrafficLimits,
   onRequest: RequestListener,
   perClient: ClientConnections,
   open: OpenConnections,
 ): Server {
-  const server = createServer({ maxHeaderSize: sc.maxHeaderBytes }, onRequest);
-  applyTrafficLimits(server, sc);
+  const server = createServer({ maxHeaderSize: limits().maxHeaderBytes }, onRequest);
+  readAtUse(server, 'keepAliveTimeout', () => limits().keepAliveTimeoutMs);
+  readAtUse(server, 'headersTimeout', () => limits().headersTimeoutMs);
+  // The whole request, body included, must arrive within the client deadline.
+  readAtUse(server, 'requestTimeout', () => limits().requestTimeoutMs + limits().headersTimeoutMs);
+  readAtUse(server, 'maxConnections', () => limits().maxConnections);
   perClient.attach(server);
   open.attach(server);
   server.on('clientError', answerClientError);

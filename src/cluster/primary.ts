@@ -11,7 +11,6 @@
 // primary closes the shared state last.
 
 import cluster, { type Worker } from 'node:cluster';
-import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
 import type { StoreChange } from '../auth/key-store.js';
 import type { GatewayConfig } from '../config/types.js';
 import type { DisputeEntry } from '../exec/disputes.js';
@@ -19,19 +18,10 @@ import { Gateway } from '../gateway.js';
 import type { PoolHealth } from '../pool/pool.js';
 import type { NodeHoldRecord } from '../store/hold-store.js';
 import { Channel } from './channel.js';
+import { ClusterMetrics } from './cluster-metrics.js';
+import { disputeNode, drain, markReady, recordDispute, serving } from './primary-state.js';
 import { serveLimits, WorkerSlots } from './shared-limits.js';
 import type { MetricsJson, WorkerReady } from './worker.js';
-
-/** Series the primary alone knows right: what its probers and its reloads decided (workers only copy it). */
-const PRIMARY_ONLY = new Set([
-  'noderouter_node_up',
-  'noderouter_node_lag_blocks',
-  'noderouter_node_cordon_state',
-  'noderouter_node_mismatch',
-  'noderouter_config_reloads_total',
-  'noderouter_health_probes_total',
-  'noderouter_node_transitions_total',
-]);
 
 const RESTART_MAX_MS = 30_000;
 const RESTART_FIRST_MS = 250;
@@ -80,10 +70,7 @@ export class ClusterPrimary {
   /** Ends SIGTERM's wait (server.shutdownDelayMs) early: SIGINT or a second signal. */
   private endDelay: (() => void) | undefined;
   private starting = true;
-  private readonly registry = new Registry();
-  private readonly workersGauge: Gauge;
-  private readonly restarts: Counter<'reason'>;
-  private readonly lagGauge: Gauge<'worker'>;
+  private readonly metrics = new ClusterMetrics();
   private readonly exits = new Set<() => void>();
   url = '';
   grpcAddress = '';
@@ -91,25 +78,7 @@ export class ClusterPrimary {
   private constructor(
     private config: GatewayConfig,
     readonly gateway: Gateway,
-  ) {
-    this.workersGauge = new Gauge({
-      name: 'noderouter_workers',
-      help: 'Worker processes serving traffic right now (server.workers; a cluster only).',
-      registers: [this.registry],
-    });
-    this.restarts = new Counter({
-      name: 'noderouter_worker_restarts_total',
-      help: 'Workers forked again after one died, by reason (exit: it exited by itself; signal: it was killed).',
-      labelNames: ['reason'] as const,
-      registers: [this.registry],
-    });
-    this.lagGauge = new Gauge({
-      name: 'noderouter_worker_eventloop_lag_p99_seconds',
-      help: "99th percentile of each worker's event loop lag, by worker (0..workers-1): a worker stuck on one hot client shows here, not in the average.",
-      labelNames: ['worker'] as const,
-      registers: [this.registry],
-    });
-  }
+  ) {}
 
   /** The primary's gateway (shared state, probers, admin), then every worker listening. */
   static async start(config: GatewayConfig): Promise<ClusterPrimary> {
@@ -139,13 +108,13 @@ export class ClusterPrimary {
       const first = ready[0] as WorkerReady;
       self.url = first.url;
       self.grpcAddress = first.grpcAddress;
-      gateway.serving(first.url, first.grpcAddress);
+      serving(gateway, first.url, first.grpcAddress);
     } catch (err) {
       await self.stop('SIGINT');
       throw err;
     }
     self.starting = false;
-    gateway.markReady();
+    markReady(gateway);
     gateway.logger.info('workers listening', { event: 'start', workers: config.server.workers, url: self.url });
     return self;
   }
@@ -177,16 +146,17 @@ export class ClusterPrimary {
       const [id, at] = body as [string, number];
       this.gateway.store.touch(id, at);
     });
-    channel.handle('disputes.add', (body) => this.gateway.recordDispute(body as DisputeEntry));
+    channel.handle('disputes.add', (body) => recordDispute(this.gateway, body as DisputeEntry));
     channel.handle('nodes.disputed', (body) => {
       const [chain, node, until] = body as [string, string, number];
-      this.gateway.disputeNode(chain, node, until);
+      const pool = disputeNode(this.gateway, chain, node, until);
+      if (pool !== undefined) this.pushHealth(pool.health());
     });
     // Its last request before exiting: every note it sent before has arrived.
     channel.handle('bye', () => true);
     const ready = new Promise<WorkerReady>((resolve, reject) => {
       channel.handle('ready', (body) => {
-        this.workersGauge.set(this.live().length);
+        this.metrics.workers.set(this.live().length);
         resolve(body as WorkerReady);
       });
       worker.on('exit', (code, signal) => {
@@ -197,7 +167,7 @@ export class ClusterPrimary {
           s.channel = undefined;
           s.slots = undefined;
         }
-        this.workersGauge.set(this.live().length);
+        this.metrics.workers.set(this.live().length);
         for (const e of this.exits) e();
         reject(new Error(`worker ${index} exited (${signal ?? `code ${code}`}) before it listened`));
         if (this.stopping !== undefined || this.starting) return;
@@ -211,7 +181,7 @@ export class ClusterPrimary {
     if (Date.now() - s.startedAt >= STABLE_MS) s.failures = 0;
     const delay = restartDelay(s.failures);
     s.failures++;
-    this.restarts.inc({ reason: signal === null ? 'exit' : 'signal' });
+    this.metrics.restarts.inc({ reason: signal === null ? 'exit' : 'signal' });
     this.gateway.logger.error('worker died; forking it again', {
       event: 'worker_exit',
       worker: s.index,
@@ -256,17 +226,10 @@ export class ClusterPrimary {
   async scrape(): Promise<string> {
     const live = this.live();
     const answers = await Promise.all(live.map(({ channel }) => timeout(channel.request<MetricsJson>('metrics'), ASK_TIMEOUT_MS)));
-    this.lagGauge.reset();
-    const fromWorkers: MetricsJson[] = [];
-    answers.forEach((json, i) => {
-      if (json === undefined) return;
-      const lag = json.find((m) => m.name === 'noderouter_nodejs_eventloop_lag_p99_seconds')?.values[0]?.value;
-      if (lag !== undefined) this.lagGauge.set({ worker: String(live[i]?.slot.index) }, lag);
-      fromWorkers.push(json.filter((m) => !PRIMARY_ONLY.has(m.name)));
-    });
-    const own = await this.gateway.metrics.registry.getMetricsAsJSON();
-    const mine = await this.registry.getMetricsAsJSON();
-    return AggregatorRegistry.aggregate([own, ...fromWorkers, mine]).metrics();
+    return this.metrics.exposition(
+      this.gateway.metrics.registry,
+      live.map(({ slot }, i) => [slot.index, answers[i]] as const),
+    );
   }
 
   /**
@@ -302,7 +265,7 @@ export class ClusterPrimary {
   }
 
   private async doStop(delayMs: number): Promise<void> {
-    this.gateway.drain();
+    drain(this.gateway);
     for (const s of this.slots) if (s.timer !== undefined) clearTimeout(s.timer);
     if (delayMs > 0) {
       await new Promise<void>((resolve) => {

@@ -10,6 +10,7 @@ import { loadPlugins } from '../plugin/loader.js';
 import type { PoolHealth } from '../pool/pool.js';
 import type { NodeHoldRecord } from '../store/hold-store.js';
 import { Channel } from './channel.js';
+import { adoptHealth, adoptHolds, type WorkerState } from './worker-state.js';
 
 /** What a worker tells the primary once it listens. */
 export interface WorkerReady {
@@ -52,8 +53,12 @@ export async function runWorker(): Promise<void> {
       .then(() => gw.logger.flush())
       .then(() => process.exit(0));
   };
-  primary.handle('health', (body) => state.gateway?.adoptHealth(body as PoolHealth));
-  primary.handle('holds', (body) => state.gateway?.adoptHolds(body as ReadonlyMap<string, NodeHoldRecord>));
+  primary.handle('health', (body) => {
+    if (state.gateway !== undefined) adoptHealth(workerState(state.gateway), body as PoolHealth);
+  });
+  primary.handle('holds', (body) =>
+    state.gateway === undefined ? undefined : adoptHolds(workerState(state.gateway), body as ReadonlyMap<string, NodeHoldRecord>),
+  );
   primary.handle('keys', (body) => state.gateway?.store.sync(body as StoreChange));
   primary.handle('reload', async (body) => {
     const next = body as GatewayConfig;
@@ -87,6 +92,10 @@ export async function runWorker(): Promise<void> {
   if (stopAsked) gateway.stopAccepting();
   const ready: WorkerReady = { url: gateway.url, grpcAddress: gateway.grpcAddress, pid: process.pid };
   primary.note('ready', ready);
+}
+
+function workerState(gateway: Gateway): WorkerState {
+  return { chains: gateway.chains, holds: gateway.holds, holdStore: gateway.services.bundle.holds };
 }
 
 /** The plugins of a config the primary validated (it loaded them there; this process loads its own copy). */

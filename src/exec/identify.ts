@@ -34,6 +34,7 @@ export interface IdentifyDeps {
   /** Proxies in front of the listeners (server.trustedProxies), read per request so a reload applies. */
   readonly trustedProxies: () => TrustedProxies;
   readonly metrics: Metrics;
+  /** Where last uses go: the key store, or a cluster's primary (the one writer of a file store). */
   touch(keyId: string, at: number): void;
 }
 
@@ -41,6 +42,11 @@ export type Identity = Identified | GatewayError;
 
 export class Identifier {
   constructor(private readonly deps: IdentifyDeps) {}
+
+  /** Record a use of the key: every transport's, each request and each WebSocket message, goes through here. */
+  touch(keyId: string, at = this.deps.now()): void {
+    this.deps.touch(keyId, at);
+  }
 
   /**
    * `source`: the request's headers (the key in `apikey`; gRPC metadata as headers) and
@@ -79,7 +85,7 @@ export class Identifier {
     transport: Transport,
   ): Identity {
     const { record } = match;
-    this.deps.touch(record.id, this.deps.now());
+    this.touch(record.id);
     const tier = this.deps.access.tierFor(record, chain);
     if (isGatewayError(tier)) return tier;
     // A key without restrictions costs one property read here.

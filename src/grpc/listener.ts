@@ -13,6 +13,7 @@ import {
   type ServerHttp2Stream,
 } from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import type { ServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { newOutcome, outcomeOf, recordRequest, requestIdOf, traceIdOf } from '../exec/request-record.js';
 import { refuse } from '../grpc-wire/status.js';
@@ -21,11 +22,17 @@ import type { EndpointTable } from '../ingress/endpoints.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ClientConnections } from '../ingress/client-connections.js';
+import { readAtUse } from '../listeners.js';
 import { Tracing } from '../trace/tracing.js';
 import type { GrpcChain, GrpcRelay } from './relay.js';
 
 /** `/package.Service/Method`: the only paths gRPC clients send. */
 const GRPC_PATH = /^\/[A-Za-z_][A-Za-z0-9_.]*\/[A-Za-z_][A-Za-z0-9_]*$/;
+
+export type GrpcListenerLimits = Pick<
+  ServerConfig,
+  'maxPathLength' | 'maxHeaderBytes' | 'maxConnections' | 'grpcMaxConcurrentStreams' | 'keepAliveTimeoutMs'
+>;
 
 export interface GrpcListenerDeps {
   /** gRPC chain endpoints by host; read per call so a reload can swap it. */
@@ -35,16 +42,17 @@ export interface GrpcListenerDeps {
   readonly logger: Logger;
   /** True while shutting down: calls still arriving on open sessions get UNAVAILABLE. */
   readonly draining: () => boolean;
-  readonly maxPathLength: () => number;
-  readonly maxHeaderBytes: number;
-  /** Concurrent connections at start; a reload changes it with limit(). */
-  readonly maxConnections: number;
-  /** Calls one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); more are refused by HTTP/2. */
-  readonly maxConcurrentStreams: number;
+  /**
+   * Server limits as they are now, each read when it is used, so a reload applies to the
+   * next connection, session or call: maxConnections as a connection arrives,
+   * grpcMaxConcurrentStreams (SETTINGS_MAX_CONCURRENT_STREAMS: more calls on one connection
+   * are refused by HTTP/2) before its session is made, keepAliveTimeoutMs (a session
+   * without a call this long is closed) as it opens, maxPathLength per call. Only
+   * maxHeaderBytes is taken at start, as the traffic listener's is.
+   */
+  readonly limits: () => GrpcListenerLimits;
   /** Connections per client address. */
   readonly perClient: ClientConnections;
-  /** Sessions without a call for this long are closed (GOAWAY); read as each session opens, so a reload applies to new ones. */
-  readonly idleTimeoutMs: () => number;
   /** Proxies whose x-forwarded-for names the client in request log lines. */
   readonly trustedProxies: () => TrustedProxies;
   /** Spans of calls; off when absent. */
@@ -58,26 +66,26 @@ export class GrpcListener {
   address = '';
 
   constructor(private readonly deps: GrpcListenerDeps) {
+    const atStart = deps.limits();
     this.server = createServer({
-      settings: { maxHeaderListSize: deps.maxHeaderBytes, maxConcurrentStreams: deps.maxConcurrentStreams },
+      settings: { maxHeaderListSize: atStart.maxHeaderBytes, maxConcurrentStreams: atStart.grpcMaxConcurrentStreams },
       // Floods of malformed frames or of streams refused over the cap end the connection.
       maxSessionInvalidFrames: 100,
       maxSessionRejectedStreams: 100,
     });
-    this.server.maxConnections = deps.maxConnections;
+    readAtUse(this.server, 'maxConnections', () => deps.limits().maxConnections);
+    // Ahead of HTTP/2's own listener, which makes the session and sends its first SETTINGS from the server's.
+    this.server.prependListener('connection', () =>
+      this.server.updateSettings({ maxConcurrentStreams: deps.limits().grpcMaxConcurrentStreams }),
+    );
     deps.perClient.attach(this.server);
     this.server.on('session', (session: ServerHttp2Session) => {
       this.sessions.add(session);
-      session.setTimeout(deps.idleTimeoutMs(), () => session.close());
+      session.setTimeout(deps.limits().keepAliveTimeoutMs, () => session.close());
       session.on('error', () => undefined);
       session.on('close', () => this.sessions.delete(session));
     });
     this.server.on('stream', (stream, headers) => void this.onStream(stream, headers));
-  }
-
-  /** A reload's server.maxConnections (the HTTP/2 settings and header cap are fixed at start). */
-  limit(maxConnections: number): void {
-    this.server.maxConnections = maxConnections;
   }
 
   listen(host: string, port: number): Promise<AddressInfo> {
@@ -108,7 +116,7 @@ export class GrpcListener {
       return;
     }
     const path = headers[':path'] ?? '';
-    if (path.length > deps.maxPathLength() || !GRPC_PATH.test(path)) {
+    if (path.length > deps.limits().maxPathLength || !GRPC_PATH.test(path)) {
       refuse(stream, new GatewayError('METHOD_NOT_FOUND', { message: 'Not a gRPC method path (/package.Service/Method)' }));
       return;
     }

@@ -10,7 +10,7 @@
 // so a reload can swap it.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ServerCorsConfig } from '../config/types.js';
+import type { ServerConfig } from '../config/types.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { newOutcome, outcomeOf, recordRequest, requestIdOf, traceIdOf } from '../exec/request-record.js';
 import { errorText, restErrorText } from '../ingress/answers.js';
@@ -35,10 +35,12 @@ export interface TrafficDeps {
    * the connection.
    */
   readonly draining: () => boolean;
-  /** Longest request path accepted (config may change on reload). */
-  readonly maxPathLength: () => number;
-  /** server.cors: the origins of answers outside any endpoint, and the preflight's max age. */
-  readonly cors: () => ServerCorsConfig;
+  /**
+   * Server limits as they are now, read per request (a reload applies to the next): the
+   * longest path, and server.cors (the origins of answers outside any endpoint, the
+   * preflight's max age).
+   */
+  readonly limits: () => Pick<ServerConfig, 'maxPathLength' | 'cors'>;
   /** Proxies whose X-Forwarded-For names the client in the request log line. */
   readonly trustedProxies: () => TrustedProxies;
   /** Spans of requests to chain endpoints; off when absent. */
@@ -118,19 +120,19 @@ export function createTrafficHandler(deps: TrafficDeps): (req: IncomingMessage, 
     const q = url.indexOf('?');
     let path: string;
     try {
-      path = normalizePath(q < 0 ? url : url.slice(0, q), deps.maxPathLength());
+      path = normalizePath(q < 0 ? url : url.slice(0, q), deps.limits().maxPathLength);
     } catch (err) {
-      return refuse(res, requestId, origin, deps.cors().origins, err as GatewayError);
+      return refuse(res, requestId, origin, deps.limits().cors.origins, err as GatewayError);
     }
     const routed = deps.endpoints().match(req.headers.host, path);
-    if (routed === undefined) return refuse(res, requestId, origin, deps.cors().origins, new GatewayError('ENDPOINT_NOT_FOUND'));
+    if (routed === undefined) return refuse(res, requestId, origin, deps.limits().cors.origins, new GatewayError('ENDPOINT_NOT_FOUND'));
     const chain = routed.target;
     const origins = chain.config.cors.origins;
     const allowed = origin !== undefined && corsPolicy(origins).matches(origin);
     // Preflights carry no key (browsers never send one on them): answered before any lookup.
     if (origin !== undefined && isPreflight(req.method, req.headers['access-control-request-method'])) {
       const listed = allowed && !corsPolicy(origins).any;
-      const out = preflight(req, requestId, origin, allowed, listed, deps.cors().maxAgeSeconds);
+      const out = preflight(req, requestId, origin, allowed, listed, deps.limits().cors.maxAgeSeconds);
       if (deps.draining()) out.set('connection', 'close');
       out.send(res);
       return;

@@ -2,7 +2,8 @@
 // empty", written atomically (a private temp file renamed over the old one), so a
 // reader never sees half a file and a crash never leaves one. The temp file has a
 // random name and is created exclusively (O_EXCL): a file or symlink planted at a
-// guessable name can never be written through.
+// guessable name can never be written through. The name starts with the writer's
+// process id, so a file left by a crash, or a second writer, says which process it was.
 
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, rm, stat } from 'node:fs/promises';
@@ -21,7 +22,7 @@ export async function readJsonFile<T>(path: string, empty: () => T): Promise<{ v
 /** A fresh temp name beside `path` (tests pass their own to plant a file there first). */
 export type TempName = (path: string) => string;
 
-const randomTempName: TempName = (path) => `${path}.${randomBytes(8).toString('hex')}.tmp`;
+const randomTempName: TempName = (path) => `${path}.${process.pid}-${randomBytes(8).toString('hex')}.tmp`;
 
 /** Replace the file in one step; mode 0600 because these files hold hashes of secrets. */
 export async function writeJsonAtomic(path: string, value: unknown, indent?: number, tempName: TempName = randomTempName): Promise<void> {

@@ -37,7 +37,8 @@ export interface WsGatewayDeps {
   readonly runtime: (chain: string) => ChainRuntime | undefined;
   readonly identifier: Identifier;
   readonly keys: KeyCache;
-  readonly store: KeyStore;
+  /** Key changes only: last uses are recorded through the identifier. */
+  readonly store: Pick<KeyStore, 'onChange'>;
   readonly slots: ConnectionSlots;
   readonly access: CallAccess;
   readonly path: CallPath;
@@ -45,8 +46,8 @@ export interface WsGatewayDeps {
   readonly logger: Logger;
   readonly now: () => number;
   readonly draining: () => boolean;
-  /** Read when used, so a reload's limits apply to the next connection and sweep. */
-  readonly server: () => ServerConfig;
+  /** Server limits as they are now, read when used, so a reload's apply to the next connection, message and sweep. */
+  readonly limits: () => ServerConfig;
   /** Proxies whose X-Forwarded-For names the client in request log lines. */
   readonly trustedProxies: () => TrustedProxies;
   /** Spans of WebSocket messages; off when absent. */
@@ -65,7 +66,7 @@ export class WsGateway {
       noServer: true,
       perMessageDeflate: false,
       clientTracking: false,
-      maxPayload: deps.server().wsMaxMessageBytes,
+      maxPayload: deps.limits().wsMaxMessageBytes,
     });
     deps.store.onChange((change) => this.recheck(change));
     deps.metrics.watchWs(() => this.gauges());
@@ -88,7 +89,7 @@ export class WsGateway {
 
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const { deps } = this;
-    const server = deps.server();
+    const limits = deps.limits();
     if (deps.draining() || this.stopped) {
       return refuseSocket(
         socket,
@@ -100,7 +101,7 @@ export class WsGateway {
     const q = url.indexOf('?');
     let path: string;
     try {
-      path = normalizePath(q < 0 ? url : url.slice(0, q), server.maxPathLength);
+      path = normalizePath(q < 0 ? url : url.slice(0, q), limits.maxPathLength);
     } catch (err) {
       return refuseSocket(socket, err as GatewayError, 'rest');
     }
@@ -161,7 +162,8 @@ export class WsGateway {
       socket.destroy();
       return;
     }
-    this.wss.options.maxPayload = server.wsMaxMessageBytes;
+    // Read now, as the connection is made: a reload applies to the next one.
+    this.wss.options.maxPayload = deps.limits().wsMaxMessageBytes;
     // ws answers a malformed handshake itself (400) and never calls back: the slot goes back then.
     let upgraded = false;
     socket.once('close', () => {
@@ -176,14 +178,14 @@ export class WsGateway {
           access: deps.access,
           path: deps.path,
           slots: deps.slots,
-          touch: (id, at) => deps.store.touch(id, at),
+          touch: (id, at) => deps.identifier.touch(id, at),
           restricted: (reason) => deps.metrics.restricted.inc({ chain: chain.name, reason }),
           runtime: deps.runtime,
           metrics: deps.metrics,
           logger: deps.logger,
           now: deps.now,
-          requestTimeoutMs: () => deps.server().requestTimeoutMs,
-          maxBufferedBytes: () => deps.server().wsMaxBufferedBytes,
+          requestTimeoutMs: () => deps.limits().requestTimeoutMs,
+          maxBufferedBytes: () => deps.limits().wsMaxBufferedBytes,
           peer: {
             address: clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxies()),
             userAgent: req.headers['user-agent'],
@@ -248,7 +250,7 @@ export class WsGateway {
       for (const s of this.sessions) s.sweep();
       for (const rt of this.runtimes()) rt.subscriptions?.sweep();
       if (!this.stopped) this.schedule();
-    }, this.deps.server().wsPingIntervalMs).unref();
+    }, this.deps.limits().wsPingIntervalMs).unref();
   }
 
   private runtimes(): ChainRuntime[] {

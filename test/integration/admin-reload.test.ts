@@ -1,15 +1,31 @@
 // A reload applies admin.token at once: /admin/*, the operator dashboard and the CLI's
 // admin calls take the new token on their next request and refuse the old one; an
 // audit line records the change without the token. A change to a setting read only at
-// start is named on the reload's log line as needing a restart.
+// start is named on the reload's log line as needing a restart; the listeners read the
+// other server limits when they use them, so those apply to the next connection.
 
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { createLogger } from '../../src/log.js';
 import { runCli } from '../support/cli.js';
 import { DashboardClient } from '../support/dashboard-client.js';
 import { get, startStack, type Stack } from '../support/harness.js';
+import { RpcSocket, wsUrl } from '../support/ws-client.js';
+
+/** A new connection to a listener with one request on it: whether any answer came before it closed. */
+function answered(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    let text = '';
+    socket.on('data', (d: Buffer) => (text += d.toString()));
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(text.startsWith('HTTP/1.1 ')));
+    socket.write('GET /nothing HTTP/1.1\r\nhost: gateway\r\nconnection: close\r\n\r\n');
+  });
+}
 
 const OLD_TOKEN = 'old-admin-token-0123456789abcdef';
 const NEW_TOKEN = 'new-admin-token-fedcba9876543210';
@@ -103,7 +119,10 @@ describe('admin token and restart-only settings on reload', function () {
   it('names every restart-only setting a reload changed on its log line, and applies the rest', async () => {
     const text = await readFile(stack.configFile, 'utf8');
     const next = text
-      .replace('adminPort: 0', 'adminPort: 0, maxHeaderBytes: 8192, grpcMaxConcurrentStreams: 7, maxBodyBytes: 4096')
+      .replace(
+        'adminPort: 0',
+        'adminPort: 0, maxHeaderBytes: 8192, grpcMaxConcurrentStreams: 7, wsMaxMessageBytes: 1024, maxBodyBytes: 4096',
+      )
       .replace('keys: { cacheTtlMs: 30000', 'keys: { cacheTtlMs: 1000')
       .replace(/store: \{ kind: file, path: "([^"]+)" \}/, 'store: { kind: file, path: "$1.moved" }');
     expect(next).to.not.equal(text);
@@ -112,12 +131,11 @@ describe('admin token and restart-only settings on reload', function () {
     await stack.gateway.logger.flush();
     const line = reloadLines().at(-1);
     expect(line).to.include({ level: 'warn', msg: 'config reloaded; some changes need a restart', ok: true });
-    expect(String(line?.needsRestart).split(', ')).to.have.members([
-      'server.maxHeaderBytes',
-      'server.grpcMaxConcurrentStreams',
-      'keys.cacheTtlMs',
-      'store.path',
-    ]);
+    expect(String(line?.needsRestart).split(', ')).to.have.members(['server.maxHeaderBytes', 'keys.cacheTtlMs', 'store.path']);
+    // The WebSocket message cap is read as each connection is made: not listed, and the next connection has it.
+    const socket = await RpcSocket.open(wsUrl(stack.url('/l1')), { headers: { apikey: stack.key } });
+    socket.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_call', params: [{ data: `0x${'00'.repeat(1024)}` }, 'latest'] }));
+    expect((await socket.closed).code).to.equal(1009);
     // maxBodyBytes is applied at once, so it is not listed, and takes effect.
     const big = await fetch(stack.url('/l1'), {
       method: 'POST',
@@ -134,5 +152,23 @@ describe('admin token and restart-only settings on reload', function () {
     expect(ok.status).to.equal(200);
     await writeFile(stack.configFile, text);
     expect(await stack.gateway.reload()).to.equal(true);
+  });
+
+  it('refuses a connection over a reloaded server.maxConnections at its accept, and takes the next once the cap is raised', async () => {
+    const text = await readFile(stack.configFile, 'utf8');
+    const { hostname, port } = new URL(stack.url('/'));
+    const held = connect(Number(port), hostname);
+    await new Promise((resolve) => held.once('connect', resolve));
+    expect(await answered(stack.url('/'))).to.equal(true);
+    await writeFile(stack.configFile, text.replace('adminPort: 0', 'adminPort: 0, maxConnections: 1'));
+    expect(await stack.gateway.reload()).to.equal(true);
+    await stack.gateway.logger.flush();
+    expect(reloadLines().at(-1)).to.include({ level: 'info', msg: 'config reloaded' });
+    // One connection is held open: the cap of one is reached.
+    expect(await answered(stack.url('/'))).to.equal(false);
+    await writeFile(stack.configFile, text);
+    expect(await stack.gateway.reload()).to.equal(true);
+    expect(await answered(stack.url('/'))).to.equal(true);
+    held.destroy();
   });
 });

@@ -380,6 +380,40 @@ describe('gRPC', function () {
       expect(await stack.gateway.reload()).to.equal(true);
     });
 
+    it('reads its limits when it uses them: a reload’s stream cap and connection cap apply to the next connection', async () => {
+      /** A new HTTP/2 connection: the stream cap its SETTINGS say, or undefined when it is closed unanswered. */
+      const streamCap = (): Promise<number | undefined> =>
+        new Promise((resolve) => {
+          const session = connect(`http://${stack.gateway.grpcAddress}`);
+          session.on('error', () => undefined);
+          session.once('remoteSettings', (settings) => {
+            resolve(settings.maxConcurrentStreams);
+            session.close();
+          });
+          session.once('close', () => resolve(undefined));
+        });
+      const text = await readFile(stack.configFile, 'utf8');
+      const server = 'maxBodyBytes: 1024, headersTimeoutMs: 300, shutdownTimeoutMs: 300';
+      expect(text).to.contain(server);
+      const held = connect(`http://${stack.gateway.grpcAddress}`);
+      held.on('error', () => undefined);
+      const before = await new Promise<number | undefined>((resolve) =>
+        held.once('remoteSettings', (s) => resolve(s.maxConcurrentStreams)),
+      );
+      expect(before).to.equal(stack.gateway.limits().grpcMaxConcurrentStreams);
+      await writeFile(stack.configFile, text.replace(server, `${server}, grpcMaxConcurrentStreams: 7`));
+      expect(await stack.gateway.reload()).to.equal(true);
+      expect(await streamCap()).to.equal(7);
+      // A connection is held open: a cap of one refuses the next at its accept.
+      await writeFile(stack.configFile, text.replace(server, `${server}, maxConnections: 1`));
+      expect(await stack.gateway.reload()).to.equal(true);
+      expect(await streamCap()).to.equal(undefined);
+      await writeFile(stack.configFile, text);
+      expect(await stack.gateway.reload()).to.equal(true);
+      expect(await streamCap()).to.equal(before);
+      held.close();
+    });
+
     it('drains on close: a unary call in flight finishes, a stream is cut after server.shutdownTimeoutMs, new calls are refused', async () => {
       const call = client().makeServerStreamRequest(WATCH, raw, raw, Buffer.alloc(0), metadata(key()));
       await new Promise((resolve) => call.once('data', resolve));

@@ -3,10 +3,12 @@
 // on a connection of its own, so node:cluster hands calls to both workers (each worker's
 // request log lines say which it was). What must be one across workers is checked
 // from outside: a key's quota and its account's, usage, revocation, WebSocket caps,
-// one prober per chain, one /metrics, reloads, a worker killed under load, SIGTERM.
+// one prober per chain, one /metrics, reloads, last uses written by the primary alone,
+// a worker killed under load, SIGTERM.
 
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
+import { watch, type FSWatcher } from 'node:fs';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -106,6 +108,17 @@ async function workersLogging(served: Served, lines: number, since = 0): Promise
   return new Set(read().map((l) => l.worker ?? -1));
 }
 
+/** Key id → the worker whose log line `msg` names it, for the lines written since `since`. */
+function workerByKey(served: Served, msg: string, since: number): Map<string, number> {
+  const found = new Map<string, number>();
+  for (const l of served.out().slice(since).split('\n')) {
+    if (!l.includes(`"msg":"${msg}"`)) continue;
+    const line = JSON.parse(l) as { keyId?: string; worker?: number };
+    if (line.keyId !== undefined && line.worker !== undefined) found.set(line.keyId, line.worker);
+  }
+  return found;
+}
+
 /**
  * The workers whose request lines show since `since` (once `lines` of them are written).
  * The kernel, not the gateway, picks which worker accepts a connection and may give a
@@ -177,10 +190,20 @@ describe('server.workers: 2', function () {
   let socketKey: string;
   /** Calls answered 200 on /l1 so far: /metrics must count exactly these. */
   let answeredOk = 0;
+  /** Process ids in the names of the last-use file's temp files: the processes that wrote it. */
+  const lastUseWriters = new Set<number>();
+  let watcher: FSWatcher;
+  /** Key id → when its last use was made (ms), for the keys of the last-use test. */
+  const usedAt = new Map<string, number>();
 
   before(async () => {
     devnet = await startDevnet([{ network: 'l1', family: 'evm', name: 'w-full-1', role: 'full' }], { blockTimeMs: 0, noControl: true });
     dir = await mkdtemp(join(tmpdir(), 'noderouter-workers-'));
+    // Every write of the last-use file goes through a temp file named after the writing process.
+    watcher = watch(dir, (_event, name) => {
+      const m = /^keys\.lastused\.json\.(\d+)-[0-9a-f]+\.tmp$/.exec(name ?? '');
+      if (m !== null) lastUseWriters.add(Number(m[1]));
+    });
     const storePath = join(dir, 'keys.json');
     file = join(dir, 'gateway.yaml');
     const config = (extra = ''): string =>
@@ -208,6 +231,7 @@ describe('server.workers: 2', function () {
     served = await serve(['--config', file], { workers: true, timeoutMs: 90_000 });
   });
   after(async () => {
+    watcher.close();
     await stopAll(served, devnet, dir);
   });
 
@@ -380,6 +404,61 @@ describe('server.workers: 2', function () {
     served.pids[0] = restarted;
   });
 
+  it('sends every last use, of WebSocket messages and HTTP calls alike on either worker, to the primary', async () => {
+    type Made = { key: string; record: { id: string } };
+    // An account of its own per key: the pace of key changes per account (keys.changesBurst) is not what is tested.
+    let accounts = 0;
+    const fresh = async (): Promise<Made> => {
+      const answer = await admin(served, 'POST', '/admin/keys', { account: `last-use-${accounts++}`, tier: 'enterprise' });
+      expect(answer.status).to.equal(201);
+      return answer.json as Made;
+    };
+    const since = served.out().length;
+    const sockets: RpcSocket[] = [];
+    const wsKeys = new Set<string>();
+    const httpKeys = new Set<string>();
+    const workersOf = (msg: string, keys: Set<string>): Set<number> =>
+      new Set([...workerByKey(served, msg, since)].filter(([id]) => keys.has(id)).map(([, w]) => w));
+    // The kernel picks the worker of each connection: rounds of fresh keys until both served each kind.
+    const covered = (): boolean => workersOf('websocket opened', wsKeys).size === 2 && workersOf('request', httpKeys).size === 2;
+    for (let round = 0; round < 10 && !covered(); round++) {
+      const opened: Array<{ socket: RpcSocket; id: string }> = [];
+      for (let i = 0; i < 4; i++) {
+        const made = await fresh();
+        opened.push({ socket: await RpcSocket.open(`${wsUrl(served.url)}/l1`, { headers: { apikey: made.key } }), id: made.record.id });
+      }
+      const calls = await Promise.all(Array.from({ length: 4 }, fresh));
+      // After every upgrade's own last use (the identifier's, at the upgrade): the messages' are later.
+      const upgraded = Date.now();
+      await until(() => Date.now() > upgraded + 2);
+      const sentAt = Date.now();
+      for (const { socket, id } of opened) {
+        expect((await socket.call('eth_blockNumber')).result).to.match(/^0x/);
+        wsKeys.add(id);
+        usedAt.set(id, sentAt);
+        sockets.push(socket);
+      }
+      for (const made of calls) {
+        expect((await call(`${served.url}/l1`, CALL, { apikey: made.key })).status).to.equal(200);
+        answeredOk++;
+        httpKeys.add(made.record.id);
+        usedAt.set(made.record.id, sentAt);
+      }
+      await until(() => workerByKey(served, 'request', since).size >= wsKeys.size + httpKeys.size);
+    }
+    expect([...workersOf('websocket opened', wsKeys)].sort()).to.deep.equal([0, 1]);
+    expect([...workersOf('request', httpKeys)].sort()).to.deep.equal([0, 1]);
+    // The primary knows each key's last use: a WebSocket message's too, not only its upgrade.
+    await until(async () => {
+      for (const [id, at] of usedAt) {
+        const { record } = (await admin(served, 'GET', `/admin/keys/${id}`)).json as { record: { lastUsedAt: string | null } };
+        if (record.lastUsedAt === null || Date.parse(record.lastUsedAt) < at) return false;
+      }
+      return true;
+    });
+    for (const s of sockets) await s.close();
+  });
+
   it('drains every worker on SIGTERM: readiness 503, in-flight calls answered, usage flushed, exit 0', async () => {
     await devnet.node('w-full-1').setFaults({ hold: true });
     const held = call(`${served.url}/l1`, { jsonrpc: '2.0', id: 78, method: 'eth_blockNumber' }, { apikey: enterprise });
@@ -394,6 +473,13 @@ describe('server.workers: 2', function () {
       usage: Record<string, Array<{ calls: number; limited: number }>>;
     };
     expect(usage.usage[quotaKey.id]?.[0]).to.include({ calls: 20, limited: 40 });
+  });
+  it('leaves the last-use file written by the primary alone, with every worker’s last uses in it', async () => {
+    const pid = served.child.pid as number;
+    expect([...lastUseWriters]).to.deep.equal([pid]);
+    const file = JSON.parse(await readFile(join(dir, 'keys.lastused.json'), 'utf8')) as { lastUsed: Record<string, number> };
+    expect(usedAt.size).to.be.greaterThan(7);
+    for (const [id, at] of usedAt) expect(file.lastUsed[id], id).to.be.at.least(at);
   });
 });
 

@@ -2,9 +2,10 @@
 // and `noderouter/*` resolved to a file (through the package's own exports), type-only
 // imports included (a type cycle is a design cycle too). It has no cycles; the
 // transports (HTTP, WebSocket, gRPC) never reach one another; the pool, keys, limits,
-// cache and plugins reach neither koa nor a transport; and each plugin imports only its
-// own folder, Node's builtins, packages and the public kits (noderouter/plugin, and
-// noderouter/devnet for its devnet module).
+// cache and plugins reach neither koa nor a transport; the composition root and its
+// factories (src/app/) are imported from above only (the CLI, the cluster's processes);
+// and each plugin imports only its own folder, Node's builtins, packages and the public
+// kits (noderouter/plugin, and noderouter/devnet for its devnet module).
 
 import { expect } from 'chai';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -253,6 +254,23 @@ describe('architecture: the import graph of src/ and plugins/', () => {
       if (viaTransport !== undefined) found.push(viaTransport);
     }
     expect(found, `layering broken:\n  ${found.join('\n  ')}`).to.deep.equal([]);
+  });
+
+  it('keeps the composition on top: src/app/ serves the root alone, the root serves the CLI and the cluster processes, src/cli/ the entry', () => {
+    // Who may import each: the factories of src/app/ only the root and one another; the
+    // root (src/gateway.ts) only the commands and the cluster's processes; the commands only the entry.
+    const rules: Array<[(f: string) => boolean, (f: string) => boolean]> = [
+      [(t) => t.startsWith('src/app/'), (f) => f === 'src/gateway.ts' || f.startsWith('src/app/')],
+      [(t) => t === 'src/gateway.ts', (f) => f.startsWith('src/cli/') || f.startsWith('src/cluster/')],
+      [(t) => t.startsWith('src/cli/'), (f) => f === 'src/bin.ts' || f.startsWith('src/cli/')],
+    ];
+    const found: string[] = [];
+    for (const f of graph.files) {
+      for (const t of graph.edges.get(f) ?? [])
+        for (const [target, allowed] of rules) if (target(t) && !allowed(f)) found.push(`${f} -> ${t}`);
+    }
+    expect(found, `imports of the composition from below:\n  ${found.join('\n  ')}`).to.deep.equal([]);
+    expect(chainTo('src/bin.ts', graph.edges, (f) => f === 'src/gateway.ts')).to.be.a('string');
   });
 
   it('keeps the core free of every chain: nothing under src/ imports a plugin', () => {

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { AccountInputError } from '../../src/accounts/account-service.js';
 import { AccountExistsError, AccountNotFoundError } from '../../src/accounts/account-store.js';
 import { KeyAmbiguousError, KeyChangesLimitedError, KeyInputError, KeyNotFoundError } from '../../src/auth/key-store.js';
-import { UsageError } from '../../src/cli-args.js';
+import { UsageError } from '../../src/cli/args.js';
 import type { ControlError } from '../../src/control-errors.js';
 import { CONTROL_ERRORS, isControlCode, type ControlCode } from '../../src/control-errors.js';
 import { GatewayError } from '../../src/errors.js';

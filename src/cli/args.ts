@@ -1,7 +1,7 @@
 // A small argument reader for the CLI: `--name value`, `--name=value` and bare
 // flags; unknown options are errors, never ignored.
 
-import { ControlError } from './control-errors.js';
+import { ControlError } from '../control-errors.js';
 
 export interface ParsedArgs {
   readonly positional: string[];

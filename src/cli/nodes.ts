@@ -3,9 +3,9 @@
 // $NODEROUTER_ADMIN_TOKEN or the config. A hold set on one instance is set on every
 // instance sharing its Redis store.
 
-import { UsageError, option, type ParsedArgs } from './cli-args.js';
-import type { GatewayConfig } from './config/types.js';
-import { ControlError, isControlCode } from './control-errors.js';
+import { UsageError, option, type ParsedArgs } from './args.js';
+import type { GatewayConfig } from '../config/types.js';
+import { ControlError, isControlCode } from '../control-errors.js';
 
 interface NodeRow {
   readonly chain: string;

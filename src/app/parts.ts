@@ -1,0 +1,95 @@
+// What every gateway process is built on, before any listener: the store-backed
+// services, the response caches, one runtime per chain endpoint and operators' holds
+// on their nodes. A cluster's primary announces key and hold changes to its workers; a
+// worker probes nothing (it takes the primary's health) and reads holds it is pushed.
+
+import { MemoryCacheStore, RedisCacheStore } from '../cache/cache-store.js';
+import { largestBatch, runtimeOptions, type RuntimeOptions } from '../chain-runtime.js';
+import { ChainSet, chainRuntimes, type CacheStores } from '../chain-set.js';
+import type { GatewayConfig } from '../config/types.js';
+import { DisputeLog } from '../exec/disputes.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { NodeHolds } from '../node-holds.js';
+import { openServices, type Services } from '../services.js';
+import type { Channel } from '../cluster/channel.js';
+import type { PrimaryHooks } from './roles.js';
+
+/** Who probes the pools: false in a cluster's worker; `judged` tells a primary's workers each round's verdict. */
+export type Probing = Pick<RuntimeOptions, 'probes' | 'judged'>;
+
+export interface CoreParts {
+  readonly services: Services;
+  readonly caches: CacheStores;
+  readonly chains: ChainSet;
+  readonly holds: NodeHolds;
+  readonly probing: Probing;
+}
+
+export interface CoreContext {
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly now: () => number;
+  /** A cluster's primary: how it tells its workers. */
+  readonly hooks?: PrimaryHooks;
+  /** A cluster's worker: its link to the primary. */
+  readonly primary?: Channel;
+}
+
+/** A shared store's holds are read again now and then, in case an announcement was lost. */
+const HOLDS_REFRESH_MS = 30_000;
+
+export async function openCore(config: GatewayConfig, ctx: CoreContext): Promise<CoreParts> {
+  const { logger, metrics, now, hooks, primary } = ctx;
+  const services = await openServices(config, {
+    primary,
+    live: true,
+    now,
+    onHealth: (up) =>
+      logger[up ? 'info' : 'error'](up ? 'store reachable' : 'store unreachable', { event: 'store', kind: config.store.kind, up }),
+    onFallback: () => metrics.storeFallbacks.inc({ policy: config.store.onFailure }),
+  });
+  if (hooks !== undefined) services.bundle.keys.announceTo((change) => hooks.keys(change));
+  const caches = cacheStores(config, services);
+  const probing: Probing = {
+    probes: primary === undefined,
+    judged: hooks === undefined ? undefined : (pool) => hooks.health(pool.health()),
+  };
+  const built = runtimeOptions(config.server, caches, largestBatch(config), probing, new DisputeLog());
+  const chains = new ChainSet(chainRuntimes(config, metrics, logger, built), built);
+  const holds = await NodeHolds.open(services.bundle.holds, () => chains.all, logger, {
+    // A worker's holds are pushed by its primary.
+    refreshMs: config.store.kind === 'redis' && primary === undefined ? HOLDS_REFRESH_MS : 0,
+    now,
+    announce: hooks?.holds,
+  });
+  holds.apply();
+  return { services, caches, chains, holds, probing };
+}
+
+/** The core's gauges, read at each scrape. */
+export function watchCore(metrics: Metrics, core: CoreParts): void {
+  const { services, caches, chains } = core;
+  metrics.watchStore(() => services.bundle.up());
+  metrics.watchCache(() => caches.memory.bytes());
+  metrics.watchPools(() => chains.all.map((c) => c.pool));
+  metrics.watchInFlight(() => chains.all.map((c) => [c.name, c.load.inFlight] as const));
+}
+
+/** Every node probed once (waiting at most `waitMs`), then the probers run on their interval. */
+export async function firstProbes(chains: ChainSet, waitMs: number): Promise<void> {
+  const first = Promise.all(chains.all.map((c) => c.prober.probeAll()));
+  for (const c of chains.all) c.prober.start();
+  await Promise.race([first, new Promise((r) => setTimeout(r, waitMs).unref())]);
+}
+
+function cacheStores(config: GatewayConfig, services: Services): CacheStores {
+  const { redis } = services.bundle;
+  return {
+    memory: new MemoryCacheStore(config.cache.maxBytes, config.cache.maxEntryBytes),
+    redis:
+      redis === undefined
+        ? undefined
+        : new RedisCacheStore(redis, config.store.prefix, config.cache.maxEntryBytes, config.cache.redisMaxTtlMs),
+  };
+}
