@@ -1,5 +1,5 @@
 // Lint rules: typescript-eslint's recommended set, type imports kept apart, the
-// core kept free of koa (only src/http may import it), and the dashboard's page
+// core kept free of koa (only src/admin may import it) and of the listeners, and the dashboard's page
 // scripts linted as browser modules.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -30,7 +30,7 @@ export default tseslint.config(
   {
     files: ['src/pool/**', 'src/auth/**', 'src/quota/**', 'src/config/**', 'src/devnet/**', 'src/accounts/**'],
     rules: {
-      'no-restricted-imports': ['error', { paths: ['koa', '@koa/router'], patterns: ['../http/*'] }],
+      'no-restricted-imports': ['error', { paths: ['koa', '@koa/router'], patterns: ['**/admin/**', '**/transports/**'] }],
     },
   },
   {
@@ -54,7 +54,7 @@ export default tseslint.config(
   },
   {
     // Served to browsers as they are (no build step): browser globals only, no Node.
-    files: ['src/http/dashboard/assets/**/*.js'],
+    files: ['src/admin/dashboard/assets/**/*.js'],
     languageOptions: {
       sourceType: 'module',
       globals: {

@@ -33,7 +33,7 @@ import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { parse, stringify } from 'yaml';
 import { loadConfig } from '../src/config/load.js';
-import { devnetSpecs } from '../src/devnet-from-config.js';
+import { devnetSpecs } from '../src/devnet/from-config.js';
 import { startDevnet, type Devnet } from '../src/devnet/index.js';
 import { plot, type Band, type Rgb } from './png.js';
 

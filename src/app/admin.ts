@@ -6,16 +6,16 @@ import { createServer, type Server } from 'node:http';
 import { AccountKeys } from '../accounts/account-keys.js';
 import { keyChangeGuard } from '../accounts/key-change-guard.js';
 import { SigninThrottle } from '../accounts/signin-throttle.js';
-import type { ChainSet } from '../chain-set.js';
-import { createAdminApp, type Lifecycle } from '../http/admin-app.js';
-import type { EndpointInfo } from '../http/dashboard/account-api.js';
-import { loadAssets } from '../http/dashboard/assets.js';
-import { createDashboardApp, dashboardMiddleware, type DashboardDeps } from '../http/dashboard/dashboard.js';
-import { listen, urlOf } from '../listeners.js';
-import type { Logger } from '../log.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { NodeHolds } from '../node-holds.js';
-import type { Services } from '../services.js';
+import type { ChainSet } from './chain-set.js';
+import { createAdminApp, type Lifecycle } from '../admin/admin-app.js';
+import type { EndpointInfo } from '../admin/dashboard/account-api.js';
+import { loadAssets } from '../admin/dashboard/assets.js';
+import { createDashboardApp, dashboardMiddleware, type DashboardDeps } from '../admin/dashboard/dashboard.js';
+import { listen, urlOf } from '../transports/shared/listeners.js';
+import type { Logger } from '../ops/log.js';
+import type { Metrics } from '../ops/metrics/metrics.js';
+import type { NodeHolds } from '../ops/holds/node-holds.js';
+import type { Services } from './services.js';
 import type { LiveConfig } from './live-config.js';
 
 export interface AdminContext {

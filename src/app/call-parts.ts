@@ -9,8 +9,8 @@ import { CallAccess } from '../exec/access.js';
 import { CallPath } from '../exec/call-path.js';
 import type { TrustedProxies } from '../exec/client-address.js';
 import { Identifier } from '../exec/identify.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { Services } from '../services.js';
+import type { Metrics } from '../ops/metrics/metrics.js';
+import type { Services } from './services.js';
 
 export interface CallParts {
   readonly keyCache: KeyCache;

@@ -1,13 +1,13 @@
 // The gRPC listener, on the same key cache, call path and metrics as HTTP, reading the
 // server limits through `limits()` when it uses them.
 
-import type { ChainSet } from '../chain-set.js';
-import { GrpcListener } from '../grpc/listener.js';
-import { GrpcRelay } from '../grpc/relay.js';
-import { ClientConnections } from '../ingress/client-connections.js';
-import type { Logger } from '../log.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { Tracing } from '../trace/tracing.js';
+import type { ChainSet } from './chain-set.js';
+import { GrpcListener } from '../transports/grpc/listener.js';
+import { GrpcRelay } from '../transports/grpc/relay.js';
+import { ClientConnections } from '../transports/shared/client-connections.js';
+import type { Logger } from '../ops/log.js';
+import type { Metrics } from '../ops/metrics/metrics.js';
+import type { Tracing } from '../ops/trace/tracing.js';
 import type { CallParts } from './call-parts.js';
 import type { LiveConfig } from './live-config.js';
 

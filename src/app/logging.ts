@@ -2,8 +2,8 @@
 // worker writes a file of its own beside the configured one, so one writer rotates each.
 
 import type { GatewayConfig } from '../config/types.js';
-import { createLogger, type Logger } from '../log.js';
-import { RotatingFile } from '../log-file.js';
+import { createLogger, type Logger } from '../ops/log.js';
+import { RotatingFile } from '../ops/log-file.js';
 
 export interface Logging {
   readonly logger: Logger;

@@ -4,14 +4,14 @@
 // worker probes nothing (it takes the primary's health) and reads holds it is pushed.
 
 import { MemoryCacheStore, RedisCacheStore } from '../cache/cache-store.js';
-import { largestBatch, runtimeOptions, type RuntimeOptions } from '../chain-runtime.js';
-import { ChainSet, chainRuntimes, type CacheStores } from '../chain-set.js';
+import { largestBatch, runtimeOptions, type RuntimeOptions } from '../chain/runtime.js';
+import { ChainSet, chainRuntimes, type CacheStores } from './chain-set.js';
 import type { GatewayConfig } from '../config/types.js';
-import { DisputeLog } from '../exec/disputes.js';
-import type { Logger } from '../log.js';
-import type { Metrics } from '../metrics/metrics.js';
-import { NodeHolds } from '../node-holds.js';
-import { openServices, type Services } from '../services.js';
+import { DisputeLog } from '../exec/policies/disputes.js';
+import type { Logger } from '../ops/log.js';
+import type { Metrics } from '../ops/metrics/metrics.js';
+import { NodeHolds } from '../ops/holds/node-holds.js';
+import { openServices, type Services } from './services.js';
 import type { Channel } from '../cluster/channel.js';
 import type { PrimaryHooks } from './roles.js';
 

@@ -7,14 +7,14 @@
 // line as needing a restart, so a change that did not take is never silently kept.
 
 import type { SigninThrottle } from '../accounts/signin-throttle.js';
-import { closeChainRuntime, largestBatch, runtimeOptions } from '../chain-runtime.js';
-import type { CacheStores, ChainSet } from '../chain-set.js';
+import { closeChainRuntime, largestBatch, runtimeOptions } from '../chain/runtime.js';
+import type { CacheStores, ChainSet } from './chain-set.js';
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { GatewayConfig } from '../config/types.js';
-import type { Logger } from '../log.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { NodeHolds } from '../node-holds.js';
-import { reconfigureServices, type Services } from '../services.js';
+import type { Logger } from '../ops/log.js';
+import type { Metrics } from '../ops/metrics/metrics.js';
+import type { NodeHolds } from '../ops/holds/node-holds.js';
+import { reconfigureServices, type Services } from './services.js';
 import type { LiveConfig } from './live-config.js';
 import type { Probing } from './parts.js';
 

@@ -4,7 +4,7 @@
 import type { StoreChange } from '../auth/key-store.js';
 import type { Channel } from '../cluster/channel.js';
 import type { PoolHealth } from '../pool/pool.js';
-import type { NodeHoldRecord } from '../store/hold-store.js';
+import type { NodeHoldRecord } from '../ops/holds/hold-store.js';
 
 /**
  * A cluster's primary keeps the shared state (limits, usage, slots, holds, key writes),

@@ -5,13 +5,13 @@
 // readiness stays visible meanwhile, and the log after everything else.
 
 import type { Server } from 'node:http';
-import { closeChainRuntime } from '../chain-runtime.js';
+import { closeChainRuntime } from '../chain/runtime.js';
 import type { ServerConfig } from '../config/types.js';
-import type { GrpcListener } from '../grpc/listener.js';
-import { closeServer, drainConnections, OpenConnections, stopAccepting } from '../listeners.js';
-import type { Logger } from '../log.js';
-import type { RotatingFile } from '../log-file.js';
-import type { Tracing } from '../trace/tracing.js';
+import type { GrpcListener } from '../transports/grpc/listener.js';
+import { closeServer, drainConnections, OpenConnections, stopAccepting } from '../transports/shared/listeners.js';
+import type { Logger } from '../ops/log.js';
+import type { RotatingFile } from '../ops/log-file.js';
+import type { Tracing } from '../ops/trace/tracing.js';
 import type { CoreParts } from './parts.js';
 import type { TrafficListener } from './traffic.js';
 

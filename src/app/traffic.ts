@@ -2,16 +2,16 @@
 // reading the server limits through `limits()` when they use them.
 
 import type { Server } from 'node:http';
-import type { ChainSet } from '../chain-set.js';
-import { HttpCalls } from '../http/http-calls.js';
-import { createTrafficHandler } from '../http/traffic-handler.js';
-import { ClientConnections } from '../ingress/client-connections.js';
-import { createTrafficServer, listen, type OpenConnections, urlOf } from '../listeners.js';
-import type { Logger } from '../log.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { Services } from '../services.js';
-import type { Tracing } from '../trace/tracing.js';
-import { WsGateway } from '../ws/ws-gateway.js';
+import type { ChainSet } from './chain-set.js';
+import { HttpCalls } from '../transports/http/http-calls.js';
+import { createTrafficHandler } from '../transports/http/traffic-handler.js';
+import { ClientConnections } from '../transports/shared/client-connections.js';
+import { createTrafficServer, listen, type OpenConnections, urlOf } from '../transports/shared/listeners.js';
+import type { Logger } from '../ops/log.js';
+import type { Metrics } from '../ops/metrics/metrics.js';
+import type { Services } from './services.js';
+import type { Tracing } from '../ops/trace/tracing.js';
+import { WsGateway } from '../transports/ws/ws-gateway.js';
 import type { CallParts } from './call-parts.js';
 import type { LiveConfig } from './live-config.js';
 

@@ -5,7 +5,7 @@ import type { AccountService } from '../accounts/account-service.js';
 import { accountState, type AccountRecord } from '../accounts/account-store.js';
 import { describeDuration, parseDuration } from '../config/duration.js';
 import type { GatewayConfig } from '../config/types.js';
-import { openServices } from '../services.js';
+import { openServices } from '../app/services.js';
 import { UsageError, option, type ParsedArgs } from './args.js';
 import { commandConfig, configuredDashboardUrl, out, signinLink } from './common.js';
 

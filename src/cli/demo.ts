@@ -3,7 +3,7 @@
 
 import type { AccountRecord } from '../accounts/account-store.js';
 import type { GatewayConfig } from '../config/types.js';
-import type { Gateway } from '../gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import { signinLink } from './common.js';
 
 const DEMO_LABEL = 'demo key (npm start)';

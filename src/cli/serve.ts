@@ -9,7 +9,7 @@ import type { ClusterPrimary } from '../cluster/primary.js';
 import { describeDuration } from '../config/duration.js';
 import type { GatewayConfig } from '../config/types.js';
 import type { Devnet } from '../devnet/index.js';
-import type { Gateway } from '../gateway.js';
+import type { Gateway } from '../app/gateway.js';
 import type { ParsedArgs } from './args.js';
 import { commandConfig, out } from './common.js';
 import { startDemo, type Demo } from './demo.js';
@@ -25,9 +25,9 @@ export async function serveCommand(args: ParsedArgs): Promise<number> {
   // The server's modules load only for the commands that run it: the key and account
   // commands start in a fraction of the time.
   const [{ startConfigDevnet }, { ClusterPrimary }, { Gateway }] = await Promise.all([
-    import('../devnet-from-config.js'),
+    import('../devnet/from-config.js'),
     import('../cluster/primary.js'),
-    import('../gateway.js'),
+    import('../app/gateway.js'),
   ]);
   const devnet = args.options.has('devnet') ? await startConfigDevnet(config) : undefined;
   const primary = config.server.workers > 1 ? await ClusterPrimary.start(config) : undefined;

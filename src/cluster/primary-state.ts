@@ -2,8 +2,8 @@
 // ready once its workers listen, shows where they serve, drains with them, and keeps
 // the records of nodes disagreeing that its workers send.
 
-import type { DisputeEntry } from '../exec/disputes.js';
-import type { Gateway } from '../gateway.js';
+import type { DisputeEntry } from '../exec/policies/disputes.js';
+import type { Gateway } from '../app/gateway.js';
 import type { NodePool } from '../pool/pool.js';
 
 /** Every worker is listening: readiness says 200 (unless a drain began meanwhile). */

@@ -13,10 +13,10 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { StoreChange } from '../auth/key-store.js';
 import type { GatewayConfig } from '../config/types.js';
-import type { DisputeEntry } from '../exec/disputes.js';
-import { Gateway } from '../gateway.js';
+import type { DisputeEntry } from '../exec/policies/disputes.js';
+import { Gateway } from '../app/gateway.js';
 import type { PoolHealth } from '../pool/pool.js';
-import type { NodeHoldRecord } from '../store/hold-store.js';
+import type { NodeHoldRecord } from '../ops/holds/hold-store.js';
 import { Channel } from './channel.js';
 import { ClusterMetrics } from './cluster-metrics.js';
 import { disputeNode, drain, markReady, recordDispute, serving } from './primary-state.js';

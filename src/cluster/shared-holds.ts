@@ -2,7 +2,7 @@
 // admin API) and pushes every change to the workers, awaited before the admin API
 // answers; a worker reads them only from what was pushed.
 
-import type { HoldStore, NodeHoldRecord } from '../store/hold-store.js';
+import type { HoldStore, NodeHoldRecord } from '../ops/holds/hold-store.js';
 
 export class PushedHoldStore implements HoldStore {
   private holds = new Map<string, NodeHoldRecord>();

@@ -2,10 +2,10 @@
 // operators' holds in force (both taken before the worker serves, then as pushed), and
 // where the worker's records of nodes disagreeing go (the primary keeps them).
 
-import type { ChainSet } from '../chain-set.js';
-import type { NodeHolds } from '../node-holds.js';
+import type { ChainSet } from '../app/chain-set.js';
+import type { NodeHolds } from '../ops/holds/node-holds.js';
 import type { PoolHealth } from '../pool/pool.js';
-import type { HoldStore, NodeHoldRecord } from '../store/hold-store.js';
+import type { HoldStore, NodeHoldRecord } from '../ops/holds/hold-store.js';
 import type { Channel } from './channel.js';
 import { PushedHoldStore } from './shared-holds.js';
 

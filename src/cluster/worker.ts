@@ -5,10 +5,10 @@
 
 import type { StoreChange } from '../auth/key-store.js';
 import type { GatewayConfig } from '../config/types.js';
-import { Gateway } from '../gateway.js';
+import { Gateway } from '../app/gateway.js';
 import { loadPlugins } from '../plugin/loader.js';
 import type { PoolHealth } from '../pool/pool.js';
-import type { NodeHoldRecord } from '../store/hold-store.js';
+import type { NodeHoldRecord } from '../ops/holds/hold-store.js';
 import { Channel } from './channel.js';
 import { adoptHealth, adoptHolds, type WorkerState } from './worker-state.js';
 

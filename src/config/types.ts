@@ -164,7 +164,7 @@ export interface TierConfig {
   /**
    * Node calls one client call (each batch item on its own) may cause: getLogs parts,
    * retries, hedges, nodes asked for agreement, a submit's broadcast. Past it nothing
-   * more is sent (src/exec/node-budget.ts).
+   * more is sent (src/exec/policies/node-budget.ts).
    */
   readonly nodeCalls: number;
   /** A call checked by agreement or broadcast to every full node is charged its cost per node asked (else once). */
@@ -212,7 +212,7 @@ export interface BreakerConfig {
   readonly resetTimeoutMs: number;
 }
 
-/** Hedged reads (src/exec/hedge.ts): the delay is about a node's 95th-percentile latency, within min and max. */
+/** Hedged reads (src/exec/attempts/hedge.ts): the delay is about a node's 95th-percentile latency, within min and max. */
 export interface HedgeConfig {
   readonly minDelayMs: number;
   readonly maxDelayMs: number;
@@ -235,7 +235,7 @@ export interface EjectionConfig {
   readonly maxPercent: number;
 }
 
-/** N-of-M agreement (src/exec/consensus.ts): listed methods go to `ask` nodes and are answered once `agree` of them agree. */
+/** N-of-M agreement (src/exec/policies/consensus.ts): listed methods go to `ask` nodes and are answered once `agree` of them agree. */
 export interface ConsensusConfig {
   /** Method patterns checked; undefined: the plugin's defaults. */
   readonly methods: readonly string[] | undefined;
@@ -331,7 +331,7 @@ export interface DashboardConfig {
   readonly trustProxy: boolean;
 }
 
-/** OpenTelemetry traces (src/trace): off while `endpoint` is unset. */
+/** OpenTelemetry traces (src/ops/trace): off while `endpoint` is unset. */
 export interface TracingConfig {
   /** OTLP over HTTP: the collector's traces URL (…/v1/traces); undefined: no spans are made. */
   readonly endpoint: string | undefined;

@@ -6,10 +6,10 @@
 
 import { matchesAny, type KeyRecord } from '../auth/key-store.js';
 import { compiledRestrictions } from '../auth/restrictions.js';
-import type { ChainRuntime } from '../chain-runtime.js';
+import type { ChainRuntime } from '../chain/runtime.js';
 import type { TierConfig } from '../config/types.js';
 import { GatewayError, isGatewayError } from '../errors.js';
-import type { Metrics } from '../metrics/metrics.js';
+import type { Metrics } from '../ops/metrics/metrics.js';
 import type { Call, Routing } from '../plugin/contract.js';
 import type { Admission, RefusedAs } from '../quota/admission.js';
 import type { Limiter } from '../quota/limiter.js';
@@ -139,7 +139,7 @@ export class CallAccess {
     return pending.then(decide, (err: unknown) => this.unavailable(err));
   }
 
-  /** Node work done beyond what admission took (src/exec/node-budget.ts), charged now: never refused. */
+  /** Node work done beyond what admission took (src/exec/policies/node-budget.ts), charged now: never refused. */
   charge(chain: ChainRuntime, principal: Principal, units: number): void {
     try {
       this.deps.limiter.charge(principal.record, principal.tier, units, chain.name);

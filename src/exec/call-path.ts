@@ -8,18 +8,18 @@
 // budget, counted in a metric, and work past one node call is charged after the call
 // (node-budget.ts).
 
-import type { ChainRuntime } from '../chain-runtime.js';
+import type { ChainRuntime } from '../chain/runtime.js';
 import { isGatewayError, type GatewayError } from '../errors.js';
 import type { Call, Routing } from '../plugin/contract.js';
-import type { Metrics } from '../metrics/metrics.js';
+import type { Metrics } from '../ops/metrics/metrics.js';
 import type { PoolNode } from '../pool/pool-node.js';
 import type { Admission } from '../quota/admission.js';
-import type { Agreement } from './consensus.js';
-import { broadcastCall, splitCall, stateCall, type PolicyContext } from './policies.js';
+import type { Agreement } from './policies/consensus.js';
+import { broadcastCall, splitCall, stateCall, type PolicyContext } from './policies/policies.js';
 import type { CallAccess, Principal } from './access.js';
-import { forward, type CallResult, type ForwardOptions } from './attempts.js';
-import { NodeWork } from './node-budget.js';
-import type { CacheCodec, Exchange } from './exchange.js';
+import { forward, type CallResult, type ForwardOptions } from './attempts/attempts.js';
+import { NodeWork } from './policies/node-budget.js';
+import type { CacheCodec, Exchange } from './exchanges/exchange.js';
 import type { ClientOutcome } from './outcome.js';
 import type { RequestOutcome } from './request-record.js';
 import { outcomeOf } from './request-record.js';

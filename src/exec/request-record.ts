@@ -5,9 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import type { KeyRecord } from '../auth/key-store.js';
 import type { ErrorCode, GatewayError } from '../errors.js';
-import { USER_AGENT_MAX, type Logger } from '../log.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { ForwardTrace } from './attempts.js';
+import { USER_AGENT_MAX, type Logger } from '../ops/log.js';
+import type { Metrics } from '../ops/metrics/metrics.js';
+import type { ForwardTrace } from './attempts/attempts.js';
 import { errorOutcome, type ClientOutcome } from './outcome.js';
 
 /** What one request came to, filled in along its way. */

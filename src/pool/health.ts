@@ -3,7 +3,7 @@
 // lags more than `maxLag` behind the best believed head, leaves rotation; it returns
 // when a probe succeeds, its head is believed and it has caught up. A node that says
 // it is on another chain (describe.ts, asked on a slower cadence) never joins it; one
-// the majority disputed (src/exec/consensus.ts) stays out for its cool-down, then
+// the majority disputed (src/exec/policies/consensus.ts) stays out for its cool-down, then
 // returns like any other, by the next round's probe, and so does one ejected as an
 // outlier (outliers.ts) once its ejection is over.
 // One probe per node at a time, each with its own short timeout: probes never pile up.

@@ -2,7 +2,7 @@
 // `consecutive` calls in a row, each within `windowMs` of the last, leaves rotation at
 // once rather than after the breaker's window fills or probes fail, as Envoy's outlier
 // detection does. Only the node's own slowness counts: the attempt loop's blame
-// (src/exec/blame.ts) tells this module of a timeout only once another node answered the
+// (src/exec/attempts/blame.ts) tells this module of a timeout only once another node answered the
 // same calls, so an expensive call that no node answers in time ejects nobody; an answer
 // ends the run. The n-th ejection of a node lasts `baseMs` × n (at most `maxMs`); each
 // `maxMs` it then spends without an ejection takes one off n. When it is over, the

@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/ops/log.js';
 import { rpc, startStack, type Stack } from '../support/harness.js';
 import { RpcSocket, wsUrl } from '../support/ws-client.js';
 

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/ops/log.js';
 import { runCli } from '../support/cli.js';
 import { DashboardClient } from '../support/dashboard-client.js';
 import { get, startStack, type Stack } from '../support/harness.js';

@@ -7,7 +7,7 @@
 // answer. What each devnet node received is the evidence.
 
 import { expect } from 'chai';
-import type { ChainRuntime } from '../../src/chain-runtime.js';
+import type { ChainRuntime } from '../../src/chain/runtime.js';
 import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 import { RpcSocket, wsUrl } from '../support/ws-client.js';
 

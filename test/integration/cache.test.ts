@@ -4,7 +4,7 @@
 
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import type { Gateway } from '../../src/gateway.js';
+import type { Gateway } from '../../src/app/gateway.js';
 import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 import { deleteUnderPrefix, keysUnder } from '../support/redis.js';
 import { until } from '../support/until.js';

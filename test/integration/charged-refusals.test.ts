@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import type WebSocket from 'ws';
 import { openFileKeyStore } from '../../src/auth/file-key-store.js';
 import { startDevnet, type Devnet } from '../../src/devnet/index.js';
-import type { Gateway } from '../../src/gateway.js';
+import type { Gateway } from '../../src/app/gateway.js';
 import { PARAMS, unary as grpcUnary, type Reply } from '../support/grpc-client.js';
 import { configYaml, get, HUB_GRPC, L1_FULL_AND_ARCHIVE, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 import { deleteUnderPrefix } from '../support/redis.js';

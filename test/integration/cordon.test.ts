@@ -8,8 +8,8 @@
 import { expect } from 'chai';
 import { readFile, writeFile } from 'node:fs/promises';
 import { loadConfig } from '../../src/config/load.js';
-import { Gateway } from '../../src/gateway.js';
-import { silentLogger } from '../../src/log.js';
+import { Gateway } from '../../src/app/gateway.js';
+import { silentLogger } from '../../src/ops/log.js';
 import { runCli } from '../support/cli.js';
 import { get, rpc, startStack, type Stack } from '../support/harness.js';
 import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../support/redis.js';

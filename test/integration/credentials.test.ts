@@ -5,7 +5,7 @@
 
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/ops/log.js';
 import { runCli } from '../support/cli.js';
 import { get, rpc, startStack, type Stack } from '../support/harness.js';
 import { RpcSocket, wsUrl } from '../support/ws-client.js';

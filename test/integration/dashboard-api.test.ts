@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { readFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import WebSocket from 'ws';
-import type { Gateway } from '../../src/gateway.js';
+import type { Gateway } from '../../src/app/gateway.js';
 import { get, rpc, startStack, type Stack } from '../support/harness.js';
 import { BLOCK_NUMBER, DASHBOARD_TIERS, DashboardClient, errorCode } from '../support/dashboard-client.js';
 import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../support/redis.js';

@@ -4,7 +4,7 @@
 // or from X-Forwarded-Proto when the proxy is trusted.
 
 import { expect } from 'chai';
-import type { Gateway } from '../../src/gateway.js';
+import type { Gateway } from '../../src/app/gateway.js';
 import { DashboardClient, DASHBOARD_TIERS } from '../support/dashboard-client.js';
 import { startStack, type Stack } from '../support/harness.js';
 

@@ -9,7 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { connect } from 'node:http2';
 import { readFile, writeFile } from 'node:fs/promises';
-import type { ChainRuntime } from '../../src/chain-runtime.js';
+import type { ChainRuntime } from '../../src/chain/runtime.js';
 import type { DevnetGrpcNode } from '../../plugins/sdk-grpc/devnet.js';
 import { pb } from 'noderouter/devnet';
 import { message, varint } from '../../plugins/sdk-grpc/proto.js';

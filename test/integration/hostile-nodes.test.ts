@@ -6,7 +6,7 @@
 
 import { expect } from 'chai';
 import { createServer, type Server, type Socket } from 'node:net';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/ops/log.js';
 import { DEFAULT_CHAINS, get, rpc, startStack, type Stack } from '../support/harness.js';
 import { until } from '../support/until.js';
 

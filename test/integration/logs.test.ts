@@ -3,7 +3,7 @@
 // events for node transitions and breakers; x-request-id accepted or generated.
 
 import { expect } from 'chai';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/ops/log.js';
 import { get, rpc, startStack, type Stack } from '../support/harness.js';
 
 describe('logs and request ids', function () {

@@ -6,8 +6,8 @@
 // node without a configured role is given the one it shows; config's chainId wins.
 
 import { expect } from 'chai';
-import type { ChainRuntime } from '../../src/chain-runtime.js';
-import { createLogger } from '../../src/log.js';
+import type { ChainRuntime } from '../../src/chain/runtime.js';
+import { createLogger } from '../../src/ops/log.js';
 import { get, rpc, startStack, type Stack } from '../support/harness.js';
 
 interface NodeState {

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { FetchRequest, JsonRpcProvider, Wallet } from 'ethers';
 import { createPublicClient, createWalletClient, http, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/ops/log.js';
 import { Anvil, mineAll } from '../support/anvil.js';
 import { get, rpc, startStack, type Stack } from '../support/harness.js';
 import { until } from '../support/until.js';

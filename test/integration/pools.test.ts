@@ -3,7 +3,7 @@
 // hand (probeAll) so nothing waits on a timer.
 
 import { expect } from 'chai';
-import type { ChainRuntime } from '../../src/chain-runtime.js';
+import type { ChainRuntime } from '../../src/chain/runtime.js';
 import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 import { until } from '../support/until.js';
 

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { FetchRequest, JsonRpcProvider } from 'ethers';
 import { createPublicClient, createWalletClient, http, parseEther, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/ops/log.js';
 import { Anvil, broadcast, mineAll } from '../support/anvil.js';
 import { get, startStack, type Stack } from '../support/harness.js';
 

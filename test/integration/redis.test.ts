@@ -6,7 +6,7 @@
 
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import type { Gateway } from '../../src/gateway.js';
+import type { Gateway } from '../../src/app/gateway.js';
 import { get, L1_FULL_AND_ARCHIVE, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { lastLine, runCli } from '../support/cli.js';

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { readFile, writeFile } from 'node:fs/promises';
 import WebSocket from 'ws';
-import type { ChainRuntime } from '../../src/chain-runtime.js';
+import type { ChainRuntime } from '../../src/chain/runtime.js';
 import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 import { rawRequest } from '../support/raw-http.js';
 import { RpcSocket, refusal, wsUrl } from '../support/ws-client.js';

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openFileKeyStore } from '../../src/auth/file-key-store.js';
 import { startDevnet, type Devnet } from '../../src/devnet/index.js';
-import { Metrics } from '../../src/metrics/metrics.js';
+import { Metrics } from '../../src/ops/metrics/metrics.js';
 import { checkAll } from '../support/dashboards.js';
 import { configYaml, get } from '../support/harness.js';
 import { parseExposition } from '../support/promql.js';

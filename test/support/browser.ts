@@ -4,7 +4,7 @@
 // cookies); script errors and CSP violations seen on any page are kept in `problems`.
 
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
-import type { Gateway } from '../../src/gateway.js';
+import type { Gateway } from '../../src/app/gateway.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = [

@@ -7,14 +7,14 @@
 import { tierConfig } from './tiers.js';
 import { ALL_PERMITTED, type KeyPermissions, type KeyRecord } from '../../src/auth/key-store.js';
 import { MemoryCacheStore } from '../../src/cache/cache-store.js';
-import { closeChainRuntime, createChainRuntime, runtimeOptions, type ChainRuntime } from '../../src/chain-runtime.js';
+import { closeChainRuntime, createChainRuntime, runtimeOptions, type ChainRuntime } from '../../src/chain/runtime.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { ChainConfig, TierConfig } from '../../src/config/types.js';
 import { CallAccess, type Principal } from '../../src/exec/access.js';
 import { CallPath, type OwnCalls, type RunResult } from '../../src/exec/call-path.js';
 import { newOutcome, type RequestOutcome } from '../../src/exec/request-record.js';
-import { silentLogger } from '../../src/log.js';
-import { Metrics } from '../../src/metrics/metrics.js';
+import { silentLogger } from '../../src/ops/log.js';
+import { Metrics } from '../../src/ops/metrics/metrics.js';
 import type { Admission } from '../../src/quota/admission.js';
 import { MemoryLimiter, type Limiter } from '../../src/quota/limiter.js';
 import {

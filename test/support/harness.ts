@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import { startDevnet, type Devnet, type DevnetCredentials, type DevnetOptions } from '../../src/devnet/index.js';
 import type { NodeFaults } from '../../src/devnet/types.js';
-import { Gateway } from '../../src/gateway.js';
-import { silentLogger, type Logger } from '../../src/log.js';
+import { Gateway } from '../../src/app/gateway.js';
+import { silentLogger, type Logger } from '../../src/ops/log.js';
 
 export interface NodeSpec {
   readonly name: string;

@@ -13,8 +13,8 @@ import { UsageError } from '../../src/cli/args.js';
 import type { ControlError } from '../../src/control-errors.js';
 import { CONTROL_ERRORS, isControlCode, type ControlCode } from '../../src/control-errors.js';
 import { GatewayError } from '../../src/errors.js';
-import { controlErrors } from '../../src/http/json-api.js';
-import { HoldError } from '../../src/node-holds.js';
+import { controlErrors } from '../../src/admin/json-api.js';
+import { HoldError } from '../../src/ops/holds/node-holds.js';
 
 describe('control plane error catalogue', () => {
   it('gives every refusal class its code, status and exit code', () => {

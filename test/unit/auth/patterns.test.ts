@@ -44,7 +44,7 @@ describe('permission patterns', () => {
 
   it('agrees with the regex definition on random patterns and values, as does the dashboard page’s copy', async () => {
     // The page's module has no types; it is plain browser JavaScript with no side effects on import.
-    const pagePath: string = '../../../src/http/dashboard/assets/common.js';
+    const pagePath: string = '../../../src/admin/dashboard/assets/common.js';
     const page = (await import(pagePath)) as { matchesPattern(p: string, v: string): boolean };
     expect(page.matchesPattern(`${'*a'.repeat(30)}*b`, 'a'.repeat(50_000))).to.equal(false);
     const alphabet = fc.constantFrom('a', 'b', '*', '.');

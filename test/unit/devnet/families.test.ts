@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import { parseConfig } from '../../../src/config/load.js';
 import type { GatewayConfig } from '../../../src/config/types.js';
-import { devnetSpecs, startConfigDevnet } from '../../../src/devnet-from-config.js';
+import { devnetSpecs, startConfigDevnet } from '../../../src/devnet/from-config.js';
 import { devnetFamilyNames, startDevnet } from '../../../src/devnet/index.js';
 import { freePort } from '../../support/ports.js';
 

@@ -1,4 +1,4 @@
-// The one attempt loop (src/exec/attempts.ts) over real pools of real nodes on
+// The one attempt loop (src/exec/attempts/attempts.ts) over real pools of real nodes on
 // loopback: never the same node twice, at most maxAttempts, nothing after the
 // deadline, 503/504/502 as the error table says, throttled nodes backed off without
 // opening their breakers, pruned answers moved to archive only for keys that may read
@@ -8,10 +8,10 @@
 
 import { expect } from 'chai';
 import { GatewayError, isGatewayError } from '../../../src/errors.js';
-import { forward, type CallResult, type ForwardOptions } from '../../../src/exec/attempts.js';
-import type { Exchange, ForwardObserver, RetryReason, Sent } from '../../../src/exec/exchange.js';
+import { forward, type CallResult, type ForwardOptions } from '../../../src/exec/attempts/attempts.js';
+import type { Exchange, ForwardObserver, RetryReason, Sent } from '../../../src/exec/exchanges/exchange.js';
 import type { UpstreamOutcome } from '../../../src/exec/outcome.js';
-import { JsonRpcExchange } from '../../../src/exec/jsonrpc-exchange.js';
+import { JsonRpcExchange } from '../../../src/exec/exchanges/jsonrpc-exchange.js';
 import { DEFAULT_JSONRPC_LIMITS } from '../../../src/jsonrpc/envelope.js';
 import type { JsonRpcCall, JsonRpcCodec, Routing } from '../../../src/plugin/contract.js';
 import { CallAborted, NodeFailure } from '../../../src/pool/failures.js';
@@ -76,7 +76,7 @@ class ScriptedExchange implements Exchange<JsonRpcCall, string> {
   }
 }
 
-describe('attempt loop (src/exec/attempts.ts)', () => {
+describe('attempt loop (src/exec/attempts/attempts.ts)', () => {
   const nodes: RpcNode[] = [];
   const pools: NodePool[] = [];
   let clock: Clock;

@@ -5,9 +5,9 @@
 // plugin's verdict, and calls a transport answers itself handed back to it.
 
 import { expect } from 'chai';
-import type { ChainRuntime } from '../../../src/chain-runtime.js';
+import type { ChainRuntime } from '../../../src/chain/runtime.js';
 import { isGatewayError, type GatewayError } from '../../../src/errors.js';
-import type { CallResult } from '../../../src/exec/attempts.js';
+import type { CallResult } from '../../../src/exec/attempts/attempts.js';
 import type { Routing } from '../../../src/plugin/contract.js';
 import { bench, chainConfig, item, scriptedPlugin, type Bench } from '../../support/chain.js';
 import { echoNode, jsonRpcHandler, startRpcNode, type RpcNode } from '../../support/rpc-node.js';

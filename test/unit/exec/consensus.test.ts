@@ -1,4 +1,4 @@
-// N-of-M agreement on the call path (src/exec/consensus.ts) with the EVM plugin and
+// N-of-M agreement on the call path (src/exec/policies/consensus.ts) with the EVM plugin and
 // scriptable nodes: numbers where the highest wins, the chain's own error answer
 // relayed when no answer can be compared, a node that fails replaced, a batch with a
 // checked call charged once.
@@ -10,7 +10,7 @@ import { bench, chainConfig, item, type Bench } from '../../support/chain.js';
 import { jsonRpcHandler, startRpcNode, type ItemOutcome, type RpcNode } from '../../support/rpc-node.js';
 import { until } from '../../support/until.js';
 
-describe('agreement across nodes (src/exec/consensus.ts)', () => {
+describe('agreement across nodes (src/exec/policies/consensus.ts)', () => {
   let nodes: RpcNode[] = [];
   let b: Bench;
   afterEach(async () => {

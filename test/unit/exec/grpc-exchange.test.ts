@@ -1,4 +1,4 @@
-// The gRPC exchange (src/exec/grpc-exchange.ts) against a real cleartext HTTP/2 server
+// The gRPC exchange (src/exec/exchanges/grpc-exchange.ts) against a real cleartext HTTP/2 server
 // on loopback: a trailers-only answer is judged (and may move on), a first message over
 // the size cap is refused before anything is relayed, a streaming answer is committed at
 // its first message and settles with how its relay ended, and a call the deadline cut is
@@ -7,8 +7,8 @@
 import { expect } from 'chai';
 import { constants, createServer, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import type { Sent } from '../../../src/exec/exchange.js';
-import { GrpcExchange, type GrpcAnswer } from '../../../src/exec/grpc-exchange.js';
+import type { Sent } from '../../../src/exec/exchanges/exchange.js';
+import { GrpcExchange, type GrpcAnswer } from '../../../src/exec/exchanges/grpc-exchange.js';
 import { frameMessage } from '../../../src/grpc-wire/frames.js';
 import type { GrpcCall, GrpcCodec, GrpcReply, Verdict } from '../../../src/plugin/contract.js';
 import { CallAborted, NodeFailure, NodeThrottled } from '../../../src/pool/failures.js';
@@ -56,7 +56,7 @@ function serve(stream: ServerHttp2Stream, path: string, held: ServerHttp2Stream[
   }
 }
 
-describe('gRPC exchange (src/exec/grpc-exchange.ts)', () => {
+describe('gRPC exchange (src/exec/exchanges/grpc-exchange.ts)', () => {
   let server: Http2Server;
   let pool: NodePool;
   let node: PoolNode;

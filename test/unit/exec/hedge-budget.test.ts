@@ -1,11 +1,11 @@
-// The hedge budget (src/exec/hedge.ts) on a clock the test moves: a share of the
+// The hedge budget (src/exec/attempts/hedge.ts) on a clock the test moves: a share of the
 // chain's hedgeable calls on top of a floor in time, saved up to a bound, with no cap
 // per second; and how config reads it (src/config/schema.ts), `perSecond` included.
 
 import { expect } from 'chai';
 import { parseConfig } from '../../../src/config/load.js';
 import type { HedgeConfig } from '../../../src/config/types.js';
-import { Hedger, SAVED_MIN } from '../../../src/exec/hedge.js';
+import { Hedger, SAVED_MIN } from '../../../src/exec/attempts/hedge.js';
 import type { PoolNode } from '../../../src/pool/pool-node.js';
 import { configProblems } from '../../support/config-problems.js';
 
@@ -22,7 +22,7 @@ function drain(h: Hedger): number {
   return n;
 }
 
-describe('the hedge budget (src/exec/hedge.ts)', () => {
+describe('the hedge budget (src/exec/attempts/hedge.ts)', () => {
   it('starts with its savings: a second of the floor, at least SAVED_MIN', () => {
     const clock = { t: 0 };
     expect(drain(budget({ budgetPercent: 10, minPerSecond: 0 }, clock))).to.equal(SAVED_MIN);

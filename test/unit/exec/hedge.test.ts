@@ -1,11 +1,11 @@
-// Hedged sends (src/exec/hedge.ts): no hedge while the first node answers within its
+// Hedged sends (src/exec/attempts/hedge.ts): no hedge while the first node answers within its
 // delay; past it a second node is asked, the first good answer wins and the other
 // attempt is cancelled; a first node outrun by the hedge is named so its breaker hears
 // of it, a hedge outrun by the first node is nobody's failure; the per-second budget
 // holds; and hedging off waits on the first node alone.
 
 import { expect } from 'chai';
-import { Hedger, SAVED_MIN, sendHedged, type Attempted } from '../../../src/exec/hedge.js';
+import { Hedger, SAVED_MIN, sendHedged, type Attempted } from '../../../src/exec/attempts/hedge.js';
 import type { PoolNode } from '../../../src/pool/pool-node.js';
 import { NodeFailure } from '../../../src/pool/failures.js';
 import { pause, until } from '../../support/until.js';
@@ -55,7 +55,7 @@ function launcher(): { launch: (n: PoolNode, s: AbortSignal | undefined) => Prom
   };
 }
 
-describe('hedged sends (src/exec/hedge.ts)', () => {
+describe('hedged sends (src/exec/attempts/hedge.ts)', () => {
   it('asks no second node when the first answers within its delay', async () => {
     const ev = new Events();
     const l = launcher();

@@ -1,12 +1,12 @@
-// The JSON-RPC exchange (src/exec/jsonrpc-exchange.ts) against a real node on
+// The JSON-RPC exchange (src/exec/exchanges/jsonrpc-exchange.ts) against a real node on
 // loopback: batch items go out under the gateway's ids and come back paired by them
 // whatever ids the client chose, answers carry the client's ids byte for byte, fixed
 // reply ids are paired by position and never cached; a lone call is relayed as sent and
 // its answer's id checked; and how its answers are kept in and given from the cache.
 
 import { expect } from 'chai';
-import type { Sent } from '../../../src/exec/exchange.js';
-import { JsonRpcExchange } from '../../../src/exec/jsonrpc-exchange.js';
+import type { Sent } from '../../../src/exec/exchanges/exchange.js';
+import { JsonRpcExchange } from '../../../src/exec/exchanges/jsonrpc-exchange.js';
 import { DEFAULT_JSONRPC_LIMITS } from '../../../src/jsonrpc/envelope.js';
 import { splitArray } from '../../../src/jsonrpc/raw-json.js';
 import type { JsonRpcCall, JsonRpcCodec, Routing } from '../../../src/plugin/contract.js';
@@ -38,7 +38,7 @@ function reversing(req: { body: string }): { status: number; body: string } {
   return { status: 200, body: `[${answers.reverse().join(',')}]` };
 }
 
-describe('JSON-RPC exchange (src/exec/jsonrpc-exchange.ts)', () => {
+describe('JSON-RPC exchange (src/exec/exchanges/jsonrpc-exchange.ts)', () => {
   let rpc: RpcNode;
   let pool: NodePool;
   let node: PoolNode;

@@ -1,4 +1,4 @@
-// The node-call budget on the call path (src/exec/node-budget.ts and the attempt loop's
+// The node-call budget on the call path (src/exec/policies/node-budget.ts and the attempt loop's
 // use of it) with the EVM plugin and scriptable nodes: a hedge is a node call of the
 // budget and, sent or cancelled, is counted upstream; agreement asks no more nodes than
 // the budget has left and is charged per node asked when the tier says so; a getLogs
@@ -15,7 +15,7 @@ import { pause, until } from '../../support/until.js';
 
 const refusal = (message: string): string => `{"jsonrpc":"2.0","id":"max block range 99","error":{"code":-32005,"message":"${message}"}}`;
 
-describe('node calls per client call (src/exec/node-budget.ts)', () => {
+describe('node calls per client call (src/exec/policies/node-budget.ts)', () => {
   let nodes: RpcNode[] = [];
   let b: Bench;
   afterEach(async () => {

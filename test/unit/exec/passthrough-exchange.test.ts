@@ -1,4 +1,4 @@
-// The passthrough exchange (src/exec/passthrough-exchange.ts) against a real node on
+// The passthrough exchange (src/exec/exchanges/passthrough-exchange.ts) against a real node on
 // loopback: the plugin's request sent below the node's base path, the answer relayed
 // with its status, content type and the headers the plugin names; the plugin's
 // verdicts; and cache keys that take in the request headers the plugin says the
@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { isGatewayError } from '../../../src/errors.js';
 import { newOutcome } from '../../../src/exec/request-record.js';
-import type { PassthroughExchange } from '../../../src/exec/passthrough-exchange.js';
+import type { PassthroughExchange } from '../../../src/exec/exchanges/passthrough-exchange.js';
 import type { PassthroughCall, Routing, UpstreamRequest } from '../../../src/plugin/contract.js';
 import { NodeFailure, NodeThrottled } from '../../../src/pool/failures.js';
 import type { PoolNode } from '../../../src/pool/pool-node.js';
@@ -22,7 +22,7 @@ const call = (request: UpstreamRequest, method = request.path): PassthroughCall 
   meta: undefined,
 });
 
-describe('passthrough exchange (src/exec/passthrough-exchange.ts)', () => {
+describe('passthrough exchange (src/exec/exchanges/passthrough-exchange.ts)', () => {
   let rpc: RpcNode;
   let b: Bench;
   let x: PassthroughExchange;

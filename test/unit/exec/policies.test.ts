@@ -1,4 +1,4 @@
-// Per-call policies on a real EVM plugin and a scriptable node (src/exec/policies.ts and
+// Per-call policies on a real EVM plugin and a scriptable node (src/exec/policies/policies.ts and
 // the call path's use of them): a getLogs a node refuses as oversize is cut in halves
 // until it fits and the parts joined in block order; one the chain limits is split to
 // fit before any node is asked; a lone resubmitted transaction a node already holds.
@@ -20,7 +20,7 @@ function logsNode(max: number): ReturnType<typeof jsonRpcHandler> {
   });
 }
 
-describe('call policies (src/exec/policies.ts)', () => {
+describe('call policies (src/exec/policies/policies.ts)', () => {
   let node: RpcNode;
   let b: Bench;
   afterEach(async () => {

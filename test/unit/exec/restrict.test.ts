@@ -9,7 +9,7 @@ import type { KeyRecord } from '../../../src/auth/key-store.js';
 import { compiledRestrictions, type KeyRestrictions } from '../../../src/auth/restrictions.js';
 import { clientAddress, TrustedProxies } from '../../../src/exec/client-address.js';
 import { clientFacts, clientRefusal, contractRefusal, type ClientFacts } from '../../../src/exec/restrict.js';
-import { corsPolicy, isPreflight, preflightHeaders } from '../../../src/ingress/cors.js';
+import { corsPolicy, isPreflight, preflightHeaders } from '../../../src/transports/shared/cors.js';
 
 const key = { id: 'key_1', prefix: 'nrk_Test' } as KeyRecord;
 const facts = (over: Partial<ClientFacts> = {}): ClientFacts => ({

@@ -1,4 +1,4 @@
-// Relaying a node's gRPC answer to the client (src/grpc/answer-relay.ts) between real
+// Relaying a node's gRPC answer to the client (src/transports/grpc/answer-relay.ts) between real
 // HTTP/2 streams on loopback: a test node, a relay server calling relayStream or
 // relayEnded the way the gRPC relay does, and a client. Messages pass as the node sends
 // them and its trailers come last; a message over the cap, a node ending without a
@@ -18,7 +18,7 @@ import {
 import type { AddressInfo } from 'node:net';
 import type { UpstreamOutcome } from '../../../src/exec/outcome.js';
 import { frameMessage } from '../../../src/grpc-wire/frames.js';
-import { relayable, relayEnded, relayStream, type Relayed, type RelayContext } from '../../../src/grpc/answer-relay.js';
+import { relayable, relayEnded, relayStream, type Relayed, type RelayContext } from '../../../src/transports/grpc/answer-relay.js';
 import type { GrpcCall, GrpcCodec } from '../../../src/plugin/contract.js';
 import type { PoolNode } from '../../../src/pool/pool-node.js';
 import { NodePool } from '../../../src/pool/pool.js';
@@ -40,7 +40,7 @@ interface Seen {
   readonly trailers: IncomingHttpHeaders | undefined;
 }
 
-describe('gRPC answer relay (src/grpc/answer-relay.ts)', () => {
+describe('gRPC answer relay (src/transports/grpc/answer-relay.ts)', () => {
   let node: Http2Server;
   let relay: Http2Server;
   let pool: PoolNode;

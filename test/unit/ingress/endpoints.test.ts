@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { EndpointTable } from '../../../src/ingress/endpoints.js';
+import { EndpointTable } from '../../../src/transports/shared/endpoints.js';
 
 describe('endpoint table', () => {
   const t = new EndpointTable([

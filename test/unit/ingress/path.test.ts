@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { GatewayError } from '../../../src/errors.js';
-import { normalizePath } from '../../../src/ingress/path.js';
+import { normalizePath } from '../../../src/transports/shared/path.js';
 
 describe('path normalisation', () => {
   const n = (p: string): string => normalizePath(p, 2048);

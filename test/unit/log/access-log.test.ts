@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { traceIdOf, userAgentOf } from '../../../src/exec/request-record.js';
 import { clientAddress, TrustedProxies } from '../../../src/exec/client-address.js';
-import { RotatingFile } from '../../../src/log-file.js';
-import { createLogger } from '../../../src/log.js';
+import { RotatingFile } from '../../../src/ops/log-file.js';
+import { createLogger } from '../../../src/ops/log.js';
 
 describe('log file rotation', () => {
   let dir: string;

@@ -3,7 +3,7 @@
 
 import { expect } from 'chai';
 import { Counter, Histogram, Registry } from 'prom-client';
-import { FastCounter, FastHistogram } from '../../../src/metrics/fast-series.js';
+import { FastCounter, FastHistogram } from '../../../src/ops/metrics/fast-series.js';
 
 describe('fast series', () => {
   it('expose exactly what prom-client’s Counter and Histogram expose for the same observations', async () => {

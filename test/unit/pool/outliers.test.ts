@@ -1,4 +1,4 @@
-// Outlier ejection (src/pool/outliers.ts) as the attempt loop's blame (src/exec/blame.ts)
+// Outlier ejection (src/pool/outliers.ts) as the attempt loop's blame (src/exec/attempts/blame.ts)
 // feeds it, on a pool with a clock the test moves: timeouts in a row that other nodes
 // answered eject a node at once, timeouts no node answered never count, an answer ends
 // the run, a run is within its window; ejections grow and are forgotten; at most
@@ -6,7 +6,7 @@
 // an ejected node out until its time is over, then brings it back.
 
 import { expect } from 'chai';
-import { Blame } from '../../../src/exec/blame.js';
+import { Blame } from '../../../src/exec/attempts/blame.js';
 import { NodeFailure } from '../../../src/pool/failures.js';
 import { HealthProber } from '../../../src/pool/health.js';
 import type { PoolNode } from '../../../src/pool/pool-node.js';

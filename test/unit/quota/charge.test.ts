@@ -1,4 +1,4 @@
-// Charging node work after the call (Limiter.charge, src/exec/node-budget.ts): what a
+// Charging node work after the call (Limiter.charge, src/exec/policies/node-budget.ts): what a
 // getLogs cut into parts, or fan-out a tier charges, costs past admission is counted in
 // usage and in the key's and account's quotas, and owed in their rate buckets, but never
 // refused (it is done). The same in the memory limiter, the Redis limiter (a real Redis),

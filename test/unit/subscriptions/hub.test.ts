@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import evm from '../../../plugins/evm/index.js';
 import { startDevnet, type Devnet } from '../../../src/devnet/index.js';
 import { isGatewayError } from '../../../src/errors.js';
-import type { ForwardObserver } from '../../../src/exec/exchange.js';
+import type { ForwardObserver } from '../../../src/exec/exchanges/exchange.js';
 import type { UpstreamOutcome } from '../../../src/exec/outcome.js';
 import { DEFAULT_JSONRPC_LIMITS } from '../../../src/jsonrpc/envelope.js';
 import type { JsonRpcCall, JsonRpcCodec, SubscriptionCodec } from '../../../src/plugin/contract.js';

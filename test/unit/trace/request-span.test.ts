@@ -1,4 +1,4 @@
-// A request's span and its attempts' spans (src/trace/request-span.ts), made by the
+// A request's span and its attempts' spans (src/ops/trace/request-span.ts), made by the
 // OpenTelemetry SDK's own tracer and kept by its in-memory exporter: what a request's
 // span is named and carries, which outcomes and verdicts mark a span failed, and the
 // traceparent an attempt sends its node.
@@ -7,7 +7,7 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapGetter } from '@o
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { expect } from 'chai';
-import { ATTR, RequestSpan, type RequestEnd } from '../../../src/trace/request-span.js';
+import { ATTR, RequestSpan, type RequestEnd } from '../../../src/ops/trace/request-span.js';
 
 const END: RequestEnd = {
   transport: 'http',
@@ -21,7 +21,7 @@ const END: RequestEnd = {
   attempts: 1,
 };
 
-describe('request and attempt spans (src/trace/request-span.ts)', () => {
+describe('request and attempt spans (src/ops/trace/request-span.ts)', () => {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
   const tracer = provider.getTracer('test');

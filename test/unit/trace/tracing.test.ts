@@ -1,4 +1,4 @@
-// Tracing from config (src/trace/tracing.ts) against a local OTLP/HTTP receiver: off
+// Tracing from config (src/ops/trace/tracing.ts) against a local OTLP/HTTP receiver: off
 // without an endpoint (no span can be asked for), spans exported with the service's
 // name and the collector's headers, a client's traceparent continued and its sampling
 // decision kept, and failed exports counted and logged once when they start and once
@@ -6,17 +6,17 @@
 
 import { expect } from 'chai';
 import type { TracingConfig } from '../../../src/config/types.js';
-import { createLogger } from '../../../src/log.js';
-import { Metrics } from '../../../src/metrics/metrics.js';
-import { ATTR } from '../../../src/trace/request-span.js';
-import { startTracing, Tracing } from '../../../src/trace/tracing.js';
+import { createLogger } from '../../../src/ops/log.js';
+import { Metrics } from '../../../src/ops/metrics/metrics.js';
+import { ATTR } from '../../../src/ops/trace/request-span.js';
+import { startTracing, Tracing } from '../../../src/ops/trace/tracing.js';
 import { OtlpReceiver } from '../../support/otlp-receiver.js';
 import { until } from '../../support/until.js';
 
 const CLIENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const sampled = (flags: '00' | '01'): string => `00-${CLIENT_TRACE}-00f067aa0ba902b7-${flags}`;
 
-describe('tracing (src/trace/tracing.ts)', () => {
+describe('tracing (src/ops/trace/tracing.ts)', () => {
   let receiver: OtlpReceiver;
   let endpoint: string;
   const config = (over: Partial<TracingConfig> = {}): TracingConfig => ({

@@ -1,4 +1,4 @@
-// One WebSocket connection's session (src/ws/ws-session.ts) over a real `ws` socket
+// One WebSocket connection's session (src/transports/ws/ws-session.ts) over a real `ws` socket
 // pair on loopback, in front of the call path on the scripted plugin and a test node:
 // messages answered as HTTP calls are, under the client's ids; a binary or unreadable
 // message refused in the error table's shape; the key's last use recorded; and the
@@ -10,11 +10,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { KeyMatch } from '../../../src/auth/key-store.js';
-import type { ChainRuntime } from '../../../src/chain-runtime.js';
+import type { ChainRuntime } from '../../../src/chain/runtime.js';
 import type { RestrictionReason } from '../../../src/exec/restrict.js';
-import { silentLogger } from '../../../src/log.js';
+import { silentLogger } from '../../../src/ops/log.js';
 import { MemoryConnectionSlots } from '../../../src/quota/connection-slots.js';
-import { WsSession } from '../../../src/ws/ws-session.js';
+import { WsSession } from '../../../src/transports/ws/ws-session.js';
 import { bench, chainConfig, item, scriptedPlugin, type Bench } from '../../support/chain.js';
 import { echoNode, startRpcNode, type RpcNode } from '../../support/rpc-node.js';
 import { pause, until } from '../../support/until.js';
@@ -26,7 +26,7 @@ interface Client {
   readonly closed: Promise<{ code: number; reason: string }>;
 }
 
-describe('WebSocket session (src/ws/ws-session.ts)', () => {
+describe('WebSocket session (src/transports/ws/ws-session.ts)', () => {
   let node: RpcNode;
   let b: Bench;
   let http: Server;

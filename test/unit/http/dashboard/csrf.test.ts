@@ -2,7 +2,7 @@
 // session's token in x-csrf-token.
 
 import { expect } from 'chai';
-import { checkOrigin, checkToken } from '../../../../src/http/dashboard/csrf.js';
+import { checkOrigin, checkToken } from '../../../../src/admin/dashboard/csrf.js';
 
 const ALLOWED = ['http://127.0.0.1:8081', 'https://dash.example.com'];
 

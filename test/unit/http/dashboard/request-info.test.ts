@@ -2,7 +2,7 @@
 
 import { expect } from 'chai';
 import type { Context } from 'koa';
-import { allowedOrigins, clientAddress, servedOverHttps } from '../../../../src/http/dashboard/request-info.js';
+import { allowedOrigins, clientAddress, servedOverHttps } from '../../../../src/admin/dashboard/request-info.js';
 
 function ctx(
   headers: Record<string, string>,

@@ -1,0 +1,236 @@
+// JSON-RPC items to one node in one POST, and each answer paired back to its item.
+// A lone item is relayed as its raw text. In a batch, each item the node answers is
+// sent under the gateway's own id (its place in the batch), so answers are paired by
+// what the gateway sent, never by ids a client chose (which may collide); each answer
+// goes back with the client's id in place of the gateway's, the rest of it as the node
+// sent it. Only answers paired by the gateway's ids may be cached.
+
+import type { CachedAnswer } from '../../cache/cache-store.js';
+import { replyError, withParams } from '../../jsonrpc/envelope.js';
+import { isObjectText, memberRaw, splitArray, withMemberRaw } from '../../jsonrpc/raw-json.js';
+import type {
+  AnswerCheck,
+  JsonRpcCall,
+  JsonRpcCodec,
+  JsonRpcReply,
+  PoolView,
+  Routing,
+  RpcErrorInfo,
+  VerifyMode,
+} from '../../plugin/contract.js';
+import { NodeFailure, NodeThrottled, refusedCredentials } from '../../pool/failures.js';
+import type { PoolNode } from '../../pool/pool-node.js';
+import type { UpstreamReply } from '../../pool/upstream.js';
+import type { CacheCodec, Exchange, Parts, Sent, StateIds } from './exchange.js';
+
+/** An answer's text and whether it was paired by the gateway's own id. */
+interface Paired {
+  readonly text: string | undefined;
+  readonly sure: boolean;
+}
+
+const NO_VIEW: PoolView = Object.freeze({ head: undefined, fullEarliest: undefined });
+const NOTIFIED: Paired = { text: undefined, sure: true };
+/** The ids the gateway gives batch items: their places in the batch. */
+const GATEWAY_ID = /^\d{1,6}$/;
+
+function withId(id: string, member: 'result' | 'error', raw: string): string {
+  return `{"jsonrpc":"2.0","id":${id},"${member}":${raw}}`;
+}
+
+/** An item as the node gets it in a batch: the gateway's id, the client's method and params as sent. */
+function underGatewayId(call: JsonRpcCall, id: number): string {
+  const method = memberRaw(call.raw, 'method') as string;
+  const params = memberRaw(call.raw, 'params');
+  return params === undefined
+    ? `{"jsonrpc":"2.0","id":${id},"method":${method}}`
+    : `{"jsonrpc":"2.0","id":${id},"method":${method},"params":${params}}`;
+}
+
+/** The chain's answer checks (`verify`), and where their results are counted. */
+export interface AnswerChecks {
+  readonly mode: VerifyMode;
+  /** An answer the plugin could check: `method` is one the plugin checks, so a bounded label. */
+  checked(node: PoolNode, method: string, result: Exclude<AnswerCheck, 'unchecked'>): void;
+}
+
+export class JsonRpcExchange implements Exchange<JsonRpcCall, string>, CacheCodec<JsonRpcCall, string> {
+  readonly batches = true;
+  readonly state: StateIds<JsonRpcCall, string> | undefined;
+
+  constructor(
+    private readonly codec: JsonRpcCodec<unknown>,
+    /** The pool's view now (for splitting ranges that end at the head). */
+    private readonly view: () => PoolView = () => NO_VIEW,
+    private readonly checks?: AnswerChecks,
+  ) {
+    const notFound = codec.stateNotFound;
+    this.state = notFound === undefined ? undefined : jsonRpcStateIds(notFound);
+  }
+
+  alreadyAccepted(_call: JsonRpcCall, sent: Sent<string>): boolean {
+    const text = sent.answer;
+    if (text === undefined || this.codec.alreadyAccepted === undefined) return false;
+    return this.codec.alreadyAccepted({ kind: 'jsonrpc', status: 200, text, error: replyError(text) });
+  }
+
+  agreeable(answer: string): { status: number; text: string } {
+    return { status: 200, text: answer };
+  }
+
+  resultId(answer: string): string | undefined {
+    const id = memberRaw(answer, 'result');
+    return id !== undefined && id.charCodeAt(0) === 34 ? id : undefined;
+  }
+
+  split(call: JsonRpcCall, how: 'fit' | 'halves'): Parts<JsonRpcCall, string> | undefined {
+    return this.codec.split?.(call, how, this.view());
+  }
+
+  async send(
+    node: PoolNode,
+    calls: readonly JsonRpcCall[],
+    timeoutMs: number,
+    signal?: AbortSignal,
+    trace?: Readonly<Record<string, string>>,
+  ): Promise<Array<Sent<string>>> {
+    const single = calls.length === 1;
+    const body = single
+      ? (calls[0] as JsonRpcCall).raw
+      : `[${calls.map((c, k) => (c.id === undefined ? c.raw : underGatewayId(c, k))).join(',')}]`;
+    // A hedge that lost is cancelled: left to run, it would hold a connection to a hung node until its attempt timeout.
+    const reply = await node.http.postJson(body, timeoutMs, signal, trace);
+    if (reply.status === 429) throw new NodeThrottled();
+    if (reply.status >= 500) throw new NodeFailure('status', `node answered HTTP ${reply.status}`);
+    const refused = refusedCredentials(reply.status);
+    if (refused !== undefined) throw refused;
+    const paired = single ? [this.singleAnswer(reply, calls[0] as JsonRpcCall)] : this.batchAnswers(reply, calls);
+    return calls.map((call, k) => {
+      const { text, sure } = paired[k] as Paired;
+      if (text === undefined) return { answer: undefined, verdict: 'ok' as const, sure };
+      const answer: JsonRpcReply = { kind: 'jsonrpc', status: reply.status, text, error: replyError(text) };
+      const verdict = this.codec.judge(call, answer);
+      if (verdict === 'node_failure') throw new NodeFailure('garbage', 'node answer judged a failure');
+      if (verdict === 'throttled') throw new NodeThrottled();
+      if (verdict === 'ok' && this.checks !== undefined && this.checks.mode !== 'off' && !this.checked(node, call, answer)) {
+        return { answer: text, verdict, sure: false };
+      }
+      return { answer: text, verdict, sure };
+    });
+  }
+
+  /**
+   * The plugin's check of a good answer, counted. A mismatch under `enforce` is the node
+   * failing (blame.ts holds it until another node answers the call); under `observe` the
+   * answer is relayed but never cached. False for a mismatch that is relayed.
+   */
+  private checked(node: PoolNode, call: JsonRpcCall, answer: JsonRpcReply): boolean {
+    const result = this.codec.check?.(call, answer) ?? 'unchecked';
+    if (result === 'unchecked') return true;
+    const checks = this.checks as AnswerChecks;
+    checks.checked(node, call.method, result);
+    if (result === 'verified') return true;
+    if (checks.mode === 'enforce') throw new NodeFailure('garbage', 'node answer failed verification');
+    return false;
+  }
+
+  private singleAnswer(reply: UpstreamReply, call: JsonRpcCall): Paired {
+    if (call.id === undefined) return NOTIFIED;
+    if (!isObjectText(reply.text)) throw new NodeFailure('garbage', 'node answer is not a JSON object');
+    // One request, one answer: the pairing is certain once the id is one this call may get.
+    const id = memberRaw(reply.text, 'id');
+    if (id === call.id || this.sameId(id, call.id) || (id !== undefined && this.codec.fixedReplyIds?.includes(id) === true)) {
+      return { text: reply.text, sure: true };
+    }
+    throw new NodeFailure('garbage', 'node answered another call (wrong id)');
+  }
+
+  /** Ids equal as JSON values (a node may re-serialise `1.0` as `1`). */
+  private sameId(got: string | undefined, sent: string): boolean {
+    if (got === undefined) return false;
+    try {
+      return JSON.parse(got) === JSON.parse(sent);
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Answers of a batch, by the gateway's ids. A node that answers some items under a
+   * fixed id (CometBFT's -1) has those paired by position among the rest, and relayed
+   * with the id it gave; anything else unpaired is the node failing.
+   */
+  private batchAnswers(reply: UpstreamReply, calls: readonly JsonRpcCall[]): Paired[] {
+    const items = splitArray(reply.text);
+    if (items === undefined) throw new NodeFailure('garbage', 'node answer to a batch is not a JSON array');
+    let wanted = 0;
+    for (const c of calls) if (c.id !== undefined) wanted++;
+    if (items.length !== wanted) throw new NodeFailure('garbage', `node answered ${items.length} of ${wanted} batch items`);
+    const out = new Array<Paired>(calls.length);
+    const loose: string[] = [];
+    for (const item of items) {
+      const id = memberRaw(item, 'id');
+      const k = id === undefined || !GATEWAY_ID.test(id) ? -1 : Number(id);
+      const call = calls[k];
+      if (call === undefined || call.id === undefined || out[k] !== undefined) {
+        if (id === undefined || this.codec.fixedReplyIds?.includes(id) !== true) {
+          throw new NodeFailure('garbage', 'node answered a batch item the gateway did not send');
+        }
+        loose.push(item);
+        continue;
+      }
+      out[k] = { text: withMemberRaw(item, 'id', call.id), sure: true };
+    }
+    let next = 0;
+    for (let k = 0; k < calls.length; k++) {
+      if (out[k] !== undefined) continue;
+      out[k] = (calls[k] as JsonRpcCall).id === undefined ? NOTIFIED : { text: loose[next++], sure: false };
+    }
+    return out;
+  }
+
+  key(call: JsonRpcCall, routing: Routing): string | undefined {
+    if (routing.cacheTtlMs === undefined || call.id === undefined) return undefined;
+    // The params as sent, not as JS reads them: large numbers a double cannot tell apart stay apart.
+    return `${call.method}\u0000${memberRaw(call.raw, 'params') ?? 'null'}`;
+  }
+
+  keep(answer: string): CachedAnswer | undefined {
+    const result = memberRaw(answer, 'result');
+    // Errors, and empty answers that may fill later (null), are never kept.
+    if (result === undefined || result === 'null') return undefined;
+    return { status: 200, body: result };
+  }
+
+  give(entry: CachedAnswer, call: JsonRpcCall): string {
+    return withId(call.id as string, 'result', entry.body);
+  }
+
+  /** The same answer for another caller: its id, the node's result or error untouched. */
+  share(answer: string, call: JsonRpcCall): string {
+    const id = call.id as string;
+    const result = memberRaw(answer, 'result');
+    if (result !== undefined) return withId(id, 'result', result);
+    const error = memberRaw(answer, 'error');
+    return error !== undefined ? withId(id, 'error', error) : answer;
+  }
+}
+
+/** JSON-RPC node state: created ids are a create's `result`; a use names its id first in params. */
+function jsonRpcStateIds(notFound: RpcErrorInfo): StateIds<JsonRpcCall, string> {
+  const notFoundText = JSON.stringify(notFound);
+  return {
+    created(answer) {
+      const id = memberRaw(answer, 'result');
+      return id === undefined || id === 'null' ? undefined : id;
+    },
+    withId: (answer, id) => withMemberRaw(answer, 'result', id),
+    use(call, nodeId) {
+      const params = Array.isArray(call.params) ? [...(call.params as unknown[])] : [];
+      params[0] = JSON.parse(nodeId) as unknown;
+      return withParams(call, params);
+    },
+    notFound: (call) => `{"jsonrpc":"2.0","id":${call.id ?? 'null'},"error":${notFoundText}}`,
+    gone: (answer) => replyError(answer)?.message === notFound.message,
+  };
+}
