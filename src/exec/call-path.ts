@@ -386,9 +386,8 @@ function pinLatest<C extends Call>(chain: ChainRuntime, routed: C[], routings: r
 
 /**
  * A head read never goes back: an answer below the served head is given at it. An
- * answer above it raises its node's head, and the served head once a majority of nodes
- * hold it (see NodePool.heardHead); it is given as it is when served, else at the
- * served head.
+ * answer above it moves the served head up, when believed (see NodePool.heardHead), so
+ * reads at latest after it are served at least as new; else it is given at the served head.
  */
 function atServedHead<A>(chain: ChainRuntime, routing: Routing, r: CallResult<A>, by: PoolNode | undefined): CallResult<A> {
   const served = chain.pool.servedHead;
@@ -398,5 +397,5 @@ function atServedHead<A>(chain: ChainRuntime, routing: Routing, r: CallResult<A>
   if (h === undefined || h === served) return r;
   if (h > served && by !== undefined && chain.pool.heardHead(by, h)) return r;
   // Head readers work on JSON-RPC answers, which are strings.
-  return { ...r, answer: reader.withHeight(r.answer, chain.pool.servedHead ?? served) as A };
+  return { ...r, answer: reader.withHeight(r.answer, served) as A };
 }

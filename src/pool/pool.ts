@@ -132,18 +132,16 @@ export class NodePool {
 
   /**
    * A node answered a read of the head with `height`: it holds that block. Believed
-   * when within maxLag of the best head the probes believe, it raises the node's head at
-   * once; the served head follows when a majority of the nodes hold it, as after a probe
-   * round. One node's word alone never moves it: calls at latest go only to nodes at the
-   * served head, and a head only one node is known to hold would leave every such call
-   * to that node, failing them all while it goes down. True when the height is served.
+   * when within maxLag of the best head the probes believe (a node's word alone cannot
+   * move the served head further than that), it raises the node's head and the served
+   * head at once, so the next calls at latest see it too. False when not believed.
    */
   heardHead(node: PoolNode, height: number): boolean {
     const best = this.currentView.head;
     if (best === undefined || height > best + this.config.health.maxLag || !node.inRotation) return false;
     if (node.head === undefined || height > node.head) node.head = height;
-    if (this.servedHead === undefined || height > this.servedHead) this.updateServedHead();
-    return this.servedHead !== undefined && height <= this.servedHead;
+    if (this.servedHead === undefined || height > this.servedHead) this.servedHead = height;
+    return true;
   }
 
   /** What the last probe round decided (a cluster's primary sends it to every worker). */
