@@ -54,9 +54,11 @@ export function atHeight(
   const archive = floor !== undefined && h < floor;
   const fullHolds = floor !== undefined && !archive;
   if (cache && view.head !== undefined && h < view.head) {
-    return { archive, fullHolds, minHeight: h, cost, label, cacheTtlMs: FINAL_TTL_MS, cacheHeight: h, hedge };
+    return hedge
+      ? { archive, fullHolds, minHeight: h, cost, label, cacheTtlMs: FINAL_TTL_MS, cacheHeight: h, hedge }
+      : { archive, fullHolds, minHeight: h, cost, label, cacheTtlMs: FINAL_TTL_MS, cacheHeight: h };
   }
-  return { archive, fullHolds, minHeight: h, cost, label, hedge };
+  return hedge ? { archive, fullHolds, minHeight: h, cost, label, hedge } : { archive, fullHolds, minHeight: h, cost, label };
 }
 
 /**

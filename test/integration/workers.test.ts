@@ -584,7 +584,8 @@ describe('server.workers: auto', function () {
       const key = /demo key \(shown once; earlier demo keys are revoked\): (\S+)/.exec(s.out())?.[1] as string;
       const answers = await hammer(10, 2, () => call(`${s.url}/l1`, CALL, { apikey: key }));
       expect(count(answers, 200)).to.equal(10);
-      expect((await get(`${s.admin}/health/ready`)).status).to.equal(200);
+      // Ready once every chain's first probes are in (a load balancer waits the same way).
+      await until(async () => (await get(`${s.admin}/health/ready`)).status === 200, { what: 'ready', timeoutMs: 60_000 });
     } finally {
       s.child.kill('SIGINT');
       expect(await s.exited).to.equal(0);
