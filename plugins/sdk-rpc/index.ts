@@ -156,10 +156,10 @@ function createHandler(
     const cache = HEAD_READS.has(label) ? { cacheTtlMs: blockTimeMs } : {};
     // Broadcasts go once to every full node, the first acceptance answered; reads are
     // hedged (a hung node costs the hedge delay, not the attempt timeout).
-    const retry = SUBMITS.has(label) ? { retry: 'never' as const, broadcast: true } : { hedge: true };
+    const sending = SUBMITS.has(label) ? { retry: 'never' as const, broadcast: true } : { hedge: true };
     // Head reads and submits read nothing full nodes lack; reads by hash and searches may reach back.
     const fullHolds = HEAD_READS.has(label) || SUBMITS.has(label);
-    known.set(label, { label, cost, latest: Object.freeze({ archive: false, fullHolds, cost, label, ...cache, ...retry }) });
+    known.set(label, { label, cost, latest: Object.freeze({ archive: false, fullHolds, cost, label, ...cache, ...sending }) });
   }
   const jsonrpc: JsonRpcCodec<RpcMeta> = {
     parse: (text) => parseJsonRpcBody(text, limits, { meta: paramsHeight }),

@@ -34,6 +34,9 @@ export function fullFloor(view: PoolView, fullHistory: number): number | undefin
 
 export type HeightRouting = Routing & { readonly minHeight: number };
 
+/** Spread into a routing that may be hedged; an unhedged one carries no `hedge` at all. */
+const HEDGED = Object.freeze({ hedge: true as const });
+
 /**
  * Routing of a read pinned to height `h`. Below the head, the state at a height is
  * final (CometBFT has instant finality), so the answer may be kept long (`cache`). A
@@ -53,12 +56,11 @@ export function atHeight(
   const floor = fullFloor(view, fullHistory);
   const archive = floor !== undefined && h < floor;
   const fullHolds = floor !== undefined && !archive;
+  const hedged = hedge ? HEDGED : undefined;
   if (cache && view.head !== undefined && h < view.head) {
-    return hedge
-      ? { archive, fullHolds, minHeight: h, cost, label, cacheTtlMs: FINAL_TTL_MS, cacheHeight: h, hedge }
-      : { archive, fullHolds, minHeight: h, cost, label, cacheTtlMs: FINAL_TTL_MS, cacheHeight: h };
+    return { archive, fullHolds, minHeight: h, cost, label, cacheTtlMs: FINAL_TTL_MS, cacheHeight: h, ...hedged };
   }
-  return hedge ? { archive, fullHolds, minHeight: h, cost, label, hedge } : { archive, fullHolds, minHeight: h, cost, label };
+  return { archive, fullHolds, minHeight: h, cost, label, ...hedged };
 }
 
 /**
