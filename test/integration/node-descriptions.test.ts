@@ -52,7 +52,8 @@ describe('nodes that describe themselves', function () {
           plugin: 'sdk-rpc',
           path: '/hub/rpc',
           network: 'hub',
-          extra: '    chainId: cosmoshub-4',
+          // A long probe timeout: a description the first round missed under load would leave the node unjudged.
+          extra: '    chainId: cosmoshub-4\n    health: { intervalMs: 60000, timeoutMs: 5000 }',
           nodes: [{ name: 'hub-rpc-full-1', role: 'full' }],
         },
       ],
@@ -137,6 +138,8 @@ describe('nodes that describe themselves', function () {
   });
 
   it('holds the nodes to the chainId in config: none of a chain that says another is used', async () => {
+    // The start's round runs unawaited; this one makes sure the node has been asked (a no-op once it has).
+    await (stack.gateway.runtimes().find((r) => r.name === 'hub-rpc') as ChainRuntime).prober.probeAll();
     const hub = (await chains()).find((c) => c.chain === 'hub-rpc');
     expect(hub?.chainId).to.equal('cosmoshub-4');
     expect(hub?.usable).to.equal(false);
