@@ -102,7 +102,7 @@ export class Attempts {
     const node =
       this.only !== undefined
         ? this.pinned(this.only, archive)
-        : (this.preferred(archive) ?? this.pool.select(routing, this.tried, atHead, archive));
+        : (this.preferred(archive) ?? this.pool.select(routing, this.tried, atHead, archive) ?? this.below(routing, atHead, archive));
     if (node !== undefined) {
       node.take();
       this.tried.add(node);
@@ -110,6 +110,16 @@ export class Attempts {
       if (this.work !== undefined) this.work.sent++;
     }
     return node;
+  }
+
+  /**
+   * No node known to hold the served head can take the call (the one that raised it
+   * went down): a node in rotation below it, which the attempt loop sends the call
+   * pinned to the served head. Heights of nodes are as of their last probe, and a
+   * node that lacks the block yet says so and the call moves on.
+   */
+  private below(routing: Routing, atHead: number | undefined, archive: boolean): PoolNode | undefined {
+    return atHead === undefined ? undefined : this.pool.select(routing, this.tried, undefined, archive);
   }
 
   private pinned(node: PoolNode, archive: boolean): PoolNode | undefined {
@@ -215,7 +225,7 @@ export async function forward<C extends Call, A>(
   const planned = options.nodeCalls === undefined ? undefined : queue.slice();
   const blame = new Blame(pool);
   try {
-    return await attemptAll(exchange, calls, queue, blame, options);
+    return await attemptAll(exchange, calls, routings, queue, blame, options);
   } finally {
     blame.release();
     // A call moved to archive keeps its job's attempts: their count is every node call it made.
@@ -228,6 +238,7 @@ export async function forward<C extends Call, A>(
 async function attemptAll<C extends Call, A>(
   exchange: Exchange<C, A>,
   calls: readonly C[],
+  routings: readonly Routing[],
   queue: Job[],
   blame: Blame,
   options: ForwardOptions,
@@ -241,7 +252,8 @@ async function attemptAll<C extends Call, A>(
   let tries = 0;
   for (let job = queue.shift(); job !== undefined; job = queue.shift()) {
     const { attempts } = job;
-    const first = attempts.next(job.routing, job.routing.latest === undefined ? undefined : options.atHead);
+    const atHead = job.routing.latest === undefined ? undefined : options.atHead;
+    const first = attempts.next(job.routing, atHead);
     if (first === undefined) {
       const err = attempts.error();
       for (const i of job.indices) results[i] = pruned?.get(i) ?? err;
@@ -249,10 +261,18 @@ async function attemptAll<C extends Call, A>(
     }
     tries++;
     const batch = job.indices.length === 1 ? [calls[job.indices[0] as number] as C] : job.indices.map((i) => calls[i] as C);
+    let pinnedBatch: C[] | undefined;
+    // A node below the served head gets the calls at it, never at its own latest (a node
+    // pinned by `only` is given calls its policy already pinned).
+    const batchFor = (n: PoolNode): C[] =>
+      atHead === undefined || attempts.only !== undefined || (n.head !== undefined && n.head >= atHead)
+        ? batch
+        : (pinnedBatch ??= pinAll(calls, routings, job.indices, atHead));
     const launch = (n: PoolNode, signal: AbortSignal | undefined, hedge: boolean): Promise<Attempted<A>> => {
-      if (span !== undefined) return tracedAttempt(span, exchange, n, batch, attempts.timeoutFor(), signal, hedge);
+      const sending = batchFor(n);
+      if (span !== undefined) return tracedAttempt(span, exchange, n, sending, attempts.timeoutFor(), signal, hedge);
       const started = performance.now();
-      return exchange.send(n, batch, attempts.timeoutFor(), signal).then(
+      return exchange.send(n, sending, attempts.timeoutFor(), signal).then(
         (sent) => ({ node: n, started, sent }),
         (err: unknown) => ({ node: n, started, err }),
       );
@@ -264,7 +284,7 @@ async function attemptAll<C extends Call, A>(
     };
     const hedger = job.routing.hedge === true ? options.hedger : undefined;
     const second = (): PoolNode | undefined => {
-      const n = attempts.next(job.routing, options.atHead);
+      const n = attempts.next(job.routing, atHead);
       if (n !== undefined) tries++;
       return n;
     };
@@ -302,9 +322,17 @@ async function attemptAll<C extends Call, A>(
     node.observeLatency(seconds * 1000);
     if (trace !== undefined) trace.node = node.name;
     const moved: number[] = [];
+    const behind: number[] = [];
     let outcome: UpstreamOutcome = 'ok';
     job.indices.forEach((i, k) => {
       const s = sent[k] as Sent<A>;
+      if (s.verdict === 'pruned' && readsLatest(routings[i] as Routing)) {
+        // Every node holds the latest state once it has the block: this one lacks the
+        // block yet. Another node, never archive state, and never the client's refusal.
+        outcome = 'pruned';
+        behind.push(i);
+        return;
+      }
       if (s.verdict === 'pruned' && node.role === 'full') {
         outcome = 'pruned';
         if (!options.archiveAllowed) {
@@ -328,6 +356,10 @@ async function attemptAll<C extends Call, A>(
       if (s.settled !== undefined) settleLater(node, s.settled, started, observer);
     });
     if (sent.length !== 1 || sent[0]?.settled === undefined) observer.upstream(node, outcome, seconds);
+    if (behind.length > 0) {
+      observer.retry('pruned');
+      queue.push({ indices: behind, routing: job.routing, attempts });
+    }
     if (moved.length > 0) {
       observer.retry('pruned');
       const routing = job.routing.retry === 'never' ? { ...ARCHIVE_FALLBACK, retry: 'never' as const } : ARCHIVE_FALLBACK;
@@ -336,6 +368,20 @@ async function attemptAll<C extends Call, A>(
   }
   if (trace !== undefined) trace.attempts = tries;
   return results;
+}
+
+/** A call at the chain's latest state: whatever height it reads, every full node holds it once it has the block. */
+function readsLatest(routing: Routing): boolean {
+  return routing.latest !== undefined && !routing.archive && routing.minHeight === undefined;
+}
+
+/** The calls at `indices`, each one at the latest state pinned to `height` where its plugin can name one. */
+function pinAll<C extends Call>(calls: readonly C[], routings: readonly Routing[], indices: readonly number[], height: number): C[] {
+  return indices.map((i) => {
+    const pin = (routings[i] as Routing).latest?.pin;
+    // The plugin pins a call of its own kind: C in, C out.
+    return pin === undefined ? (calls[i] as C) : (pin(calls[i] as C, height) as C);
+  });
 }
 
 /** A failed attempt: blame, the node's back-off, the attempt count and metrics hear of it. */

@@ -29,6 +29,8 @@ import type { ConsensusOutcome } from '../outcome.js';
 export interface Agreement<C extends Call> {
   readonly call: C;
   readonly rule: AgreementRule;
+  /** The served head the call was pinned to: nodes below it may answer it too, or say they lack the block. */
+  readonly pinnedAt?: number;
 }
 
 /** What the policy needs of the request (the call path's policy context fits). */
@@ -75,9 +77,10 @@ export class ChainConsensus {
     const pin = routing.latest?.pin;
     const served = this.pool.servedHead;
     // Every node answers at the served head: honest nodes a block apart would differ.
-    const sent = pin !== undefined && served !== undefined ? (pin(call, served) as C) : call;
+    const pinnedAt = pin !== undefined ? served : undefined;
+    const sent = pinnedAt !== undefined && pin !== undefined ? (pin(call, pinnedAt) as C) : call;
     const rule = this.codec.rule(sent);
-    return rule === undefined ? undefined : { call: sent, rule };
+    return rule === undefined ? undefined : { call: sent, rule, pinnedAt };
   }
 
   /** Ask `ask` nodes; answer once `agree` agree, else by `onDisagree`. Never throws. */
@@ -85,7 +88,7 @@ export class ChainConsensus {
     const { ask, agree } = this.config;
     const { call, rule } = agreement;
     const agreeable = ctx.exchange.agreeable;
-    const atHead = routing.latest === undefined ? undefined : this.pool.servedHead;
+    const atHead = routing.latest === undefined ? undefined : (agreement.pinnedAt ?? this.pool.servedHead);
     const tried = new Set<PoolNode>();
     // A read within the full nodes' history may also go to nodes whose retention the
     // pool does not know (SDK REST nodes report none): one that lacks the height says
@@ -95,7 +98,10 @@ export class ChainConsensus {
     const next = (): PoolNode | undefined => {
       const n =
         this.pool.select(routing, tried, atHead, archive) ??
-        (loose === undefined ? undefined : this.pool.select(loose, tried, atHead, archive));
+        (loose === undefined ? undefined : this.pool.select(loose, tried, atHead, archive)) ??
+        // Too few nodes known at the served head (the one that raised it went down): asked
+        // at it, a node below answers the same or says it lacks the block (no vote).
+        (agreement.pinnedAt === undefined ? undefined : this.pool.select(routing, tried, undefined, archive));
       if (n !== undefined) tried.add(n);
       return n;
     };

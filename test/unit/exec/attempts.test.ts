@@ -12,7 +12,7 @@ import { forward, type CallResult, type ForwardOptions } from '../../../src/exec
 import type { Exchange, ForwardObserver, RetryReason, Sent } from '../../../src/exec/exchanges/exchange.js';
 import type { UpstreamOutcome } from '../../../src/exec/outcome.js';
 import { JsonRpcExchange } from '../../../src/exec/exchanges/jsonrpc-exchange.js';
-import { DEFAULT_JSONRPC_LIMITS } from '../../../src/jsonrpc/envelope.js';
+import { DEFAULT_JSONRPC_LIMITS, withParams } from '../../../src/jsonrpc/envelope.js';
 import type { JsonRpcCall, JsonRpcCodec, Routing } from '../../../src/plugin/contract.js';
 import { CallAborted, NodeFailure } from '../../../src/pool/failures.js';
 import type { PoolNode } from '../../../src/pool/pool-node.js';
@@ -379,6 +379,93 @@ describe('attempt loop (src/exec/attempts/attempts.ts)', () => {
       expect(text(r)).to.contain('missing trie node');
       expect(full.received).to.have.length(0);
       expect(observed.retries).to.deep.equal([]);
+    });
+  });
+
+  describe('calls at the latest state', () => {
+    // The scripted plugin's words for state a node lacks (geth says "header not found" of a block it has not reached).
+    const HEADER_NOT_FOUND = (_m: string, _p: unknown, id: string) => ({
+      raw: `{"jsonrpc":"2.0","id":${id},"error":{"code":-32000,"message":"missing trie node"}}`,
+    });
+    // Pinned as the EVM plugin pins a read at `latest`: the height in the first param.
+    const LATEST: Routing = {
+      archive: false,
+      cost: 1,
+      label: 'm',
+      latest: { pin: (call, h) => withParams(call as JsonRpcCall, [`0x${h.toString(16)}`]) },
+    };
+    let ahead: RpcNode;
+    let behind: RpcNode;
+    let archive: RpcNode;
+    let p: NodePool;
+    const named = (name: string): PoolNode => p.nodes.find((n) => n.name === name) as PoolNode;
+
+    beforeEach(async () => {
+      ahead = await node(echoNode('ahead'));
+      behind = await node(jsonRpcHandler((m, params) => ({ result: `behind:${m}:${JSON.stringify(params)}` })));
+      archive = await node(echoNode('archive'));
+      p = await pool([
+        { name: 'ahead', url: ahead.url, role: 'full' },
+        { name: 'behind', url: behind.url, role: 'full' },
+        { name: 'archive', url: archive.url, role: 'archive' },
+      ]);
+      named('ahead').head = 11;
+      named('behind').head = 10;
+      named('archive').head = 10;
+    });
+
+    it('go only to a node at the served head while one can take them, as they were sent', async () => {
+      for (let i = 0; i < 4; i++) {
+        const [r] = await forward(p, exchange, calls(item(String(i), 'm_read', ['latest'])), [LATEST], options({ atHead: 11 }));
+        expect(text(r)).to.contain('ahead:m_read');
+      }
+      expect(behind.received).to.have.length(0);
+    });
+
+    it('go to a node below it, pinned to it, when the node at it fails', async () => {
+      await ahead.close();
+      const [r] = await forward(p, exchange, calls(item('1', 'm_read', ['latest'])), [LATEST], options({ atHead: 11 }));
+      expect(text(r)).to.equal('{"jsonrpc":"2.0","id":1,"result":"behind:m_read:[\\"0xb\\"]"}');
+      expect(observed.upstreams).to.deep.equal([
+        ['ahead', 'failure'],
+        ['behind', 'ok'],
+      ]);
+    });
+
+    it('move on from a node that lacks the block: never to archive state, never refused for want of archive access', async () => {
+      await ahead.close();
+      behind.handler = jsonRpcHandler(HEADER_NOT_FOUND);
+      archive.handler = jsonRpcHandler(HEADER_NOT_FOUND);
+      const [withArchive] = await forward(p, exchange, calls(item('1', 'm_read', ['latest'])), [LATEST], options({ atHead: 11 }));
+      // The archive node is the last resort of a call full nodes answer, asked at the served head too.
+      expect(failed(withArchive)).to.include({ code: 'UPSTREAM_FAILED', status: 502 });
+      expect(archive.received).to.have.length(1);
+      expect(archive.received[0]?.body).to.contain('"0xb"');
+      expect(observed.retries).to.deep.equal(['failure', 'pruned', 'pruned']);
+      const [without] = await forward(
+        p,
+        exchange,
+        calls(item('2', 'm_read', ['latest'])),
+        [LATEST],
+        options({ atHead: 11, archiveAllowed: false }),
+      );
+      expect(failed(without)).to.include({ code: 'UPSTREAM_FAILED', status: 502 });
+      expect(archive.received).to.have.length(1);
+    });
+
+    it('answer 503 when the only nodes that can take them lack the block', async () => {
+      const q = await pool([{ name: 'behind', url: behind.url, role: 'full' }]);
+      (q.nodes[0] as PoolNode).head = 10;
+      behind.handler = jsonRpcHandler(HEADER_NOT_FOUND);
+      const [r] = await forward(
+        q,
+        exchange,
+        calls(item('1', 'm_read', ['latest'])),
+        [LATEST],
+        options({ atHead: 11, archiveAllowed: false }),
+      );
+      expect(failed(r)).to.include({ code: 'NO_HEALTHY_NODE', status: 503 });
+      expect(observed.upstreams).to.deep.equal([['behind', 'pruned']]);
     });
   });
 
