@@ -14,6 +14,7 @@ import type { ForwardObserver } from '../exec/exchanges/exchange.js';
 import { JsonRpcExchange, type AnswerChecks } from '../exec/exchanges/jsonrpc-exchange.js';
 import { Hedger } from '../exec/attempts/hedge.js';
 import { ChainConsensus } from '../exec/policies/consensus.js';
+import { composeStages, type ChainStages } from '../exec/stages/policy-stages.js';
 import { DisputeLog } from '../exec/policies/disputes.js';
 import { Accepted, NodeStates } from '../exec/policies/node-state.js';
 import { PassthroughExchange } from '../exec/exchanges/passthrough-exchange.js';
@@ -75,6 +76,8 @@ export interface ChainRuntime {
   readonly accepted: Accepted;
   /** N-of-M agreement on the methods the chain lists; undefined when off. */
   readonly consensus: ChainConsensus | undefined;
+  /** The policy stages this chain's calls may take, composed from its plugin and config. */
+  readonly stages: ChainStages;
   /** Requests being answered right now (the in-flight gauge reads it). */
   readonly load: { inFlight: number };
 }
@@ -205,6 +208,7 @@ export function createChainRuntime(
     config,
     handler,
     consensus,
+    stages: composeStages(handler, consensus),
     pool,
     prober,
     observer,

@@ -13,13 +13,8 @@ import type { Metrics } from '../ops/metrics/metrics.js';
 import type { Call, Routing } from '../plugin/contract.js';
 import type { Admission, RefusedAs } from '../quota/admission.js';
 import type { Limiter } from '../quota/limiter.js';
+import type { Principal } from './principal.js';
 import { contractRefusal } from './restrict.js';
-
-/** Who a request is for: the key's record and the tier it has on the chain endpoint. */
-export interface Principal {
-  readonly record: KeyRecord;
-  readonly tier: TierConfig;
-}
 
 export interface CallAccessDeps {
   readonly limiter: Limiter;

@@ -13,7 +13,8 @@ import { compiledRestrictions } from '../auth/restrictions.js';
 import type { ChainRuntime } from '../chain/runtime.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { Metrics } from '../ops/metrics/metrics.js';
-import type { CallAccess, Principal } from './access.js';
+import type { CallAccess } from './access.js';
+import type { Principal } from './principal.js';
 import type { TrustedProxies } from './client-address.js';
 import { clientFacts, clientRefusal, restrictsClients, type RequestSource, type Transport } from './restrict.js';
 

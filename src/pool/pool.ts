@@ -241,9 +241,29 @@ export class NodePool {
    * full nodes, with archive nodes as the last resort unless `lastResort` is false (a
    * key without archive access asking what only archive nodes may still hold); archive
    * calls go to nodes that hold the state (archive nodes, or full nodes known to retain
-   * the height). `atHead`: only nodes whose head has reached it (calls at the served head).
+   * the height). `atHead`: only nodes whose head has reached it (calls at the served head),
+   * unless `below` and none of them can take the call: then a node in rotation below it
+   * (the one that raised the served head went down; the caller sends the call pinned to
+   * it, and a node that lacks the block yet says so). The one place nodes are chosen.
    */
-  select(routing: Routing, tried?: ReadonlySet<PoolNode>, atHead?: number, lastResort = true): PoolNode | undefined {
+  select(routing: Routing, tried?: ReadonlySet<PoolNode>, atHead?: number, lastResort = true, below = false): PoolNode | undefined {
+    const node = this.pick(routing, tried, atHead, lastResort);
+    if (node !== undefined || !below || atHead === undefined) return node;
+    return this.pick(routing, tried, undefined, lastResort);
+  }
+
+  /** The full nodes that may take a call now (a submit goes to each of them). */
+  fullNodes(): PoolNode[] {
+    const now = this.now();
+    return this.nodes.filter((n) => n.role === 'full' && n.available(now));
+  }
+
+  private pick(
+    routing: Routing,
+    tried: ReadonlySet<PoolNode> | undefined,
+    atHead: number | undefined,
+    lastResort: boolean,
+  ): PoolNode | undefined {
     const now = this.now();
     let count: number;
     if (this.archiveOnly) count = this.collect(routing, tried, 'archive', now, atHead);

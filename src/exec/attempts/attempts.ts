@@ -91,7 +91,11 @@ export class Attempts {
   /** An attempt was refused by the node-call budget. */
   private spent = false;
 
-  /** The next node to try for this routing, or undefined when the budget is spent. */
+  /**
+   * The next node to try for this routing, or undefined when the budget is spent. A call
+   * at the latest state (`atHead`) may go below the served head when no node known at it
+   * can take it: the attempt loop then sends it pinned to the served head.
+   */
   next(routing: Routing, atHead?: number): PoolNode | undefined {
     if (this.count >= this.pool.config.maxAttempts || this.remaining() <= 0) return undefined;
     if (this.work === undefined ? this.count >= this.budget : this.work.left <= 0) {
@@ -102,7 +106,7 @@ export class Attempts {
     const node =
       this.only !== undefined
         ? this.pinned(this.only, archive)
-        : (this.preferred(archive) ?? this.pool.select(routing, this.tried, atHead, archive) ?? this.below(routing, atHead, archive));
+        : (this.preferred(archive) ?? this.pool.select(routing, this.tried, atHead, archive, true));
     if (node !== undefined) {
       node.take();
       this.tried.add(node);
@@ -110,16 +114,6 @@ export class Attempts {
       if (this.work !== undefined) this.work.sent++;
     }
     return node;
-  }
-
-  /**
-   * No node known to hold the served head can take the call (the one that raised it
-   * went down): a node in rotation below it, which the attempt loop sends the call
-   * pinned to the served head. Heights of nodes are as of their last probe, and a
-   * node that lacks the block yet says so and the call moves on.
-   */
-  private below(routing: Routing, atHead: number | undefined, archive: boolean): PoolNode | undefined {
-    return atHead === undefined ? undefined : this.pool.select(routing, this.tried, undefined, archive);
   }
 
   private pinned(node: PoolNode, archive: boolean): PoolNode | undefined {

@@ -96,12 +96,10 @@ export class ChainConsensus {
     const loose = routing.minHeight !== undefined && !routing.archive ? { ...routing, minHeight: undefined } : undefined;
     const archive = ctx.archiveAllowed || routing.fullHolds === true;
     const next = (): PoolNode | undefined => {
+      // A call pinned to the served head may go below it: a node there answers the same, or says it lacks the block (no vote).
       const n =
-        this.pool.select(routing, tried, atHead, archive) ??
-        (loose === undefined ? undefined : this.pool.select(loose, tried, atHead, archive)) ??
-        // Too few nodes known at the served head (the one that raised it went down): asked
-        // at it, a node below answers the same or says it lacks the block (no vote).
-        (agreement.pinnedAt === undefined ? undefined : this.pool.select(routing, tried, undefined, archive));
+        this.pool.select(routing, tried, atHead, archive, agreement.pinnedAt !== undefined) ??
+        (loose === undefined ? undefined : this.pool.select(loose, tried, atHead, archive));
       if (n !== undefined) tried.add(n);
       return n;
     };

@@ -6,22 +6,34 @@
 // parts and broadcast cost in node calls comes out of its budget (node-budget.ts).
 
 import { isGatewayError } from '../../errors.js';
-import type { Call, Routing } from '../../plugin/contract.js';
+import type { ChainConfig } from '../../config/types.js';
+import type { Call, ChainHandler, Routing } from '../../plugin/contract.js';
 import type { PoolNode } from '../../pool/pool-node.js';
-import type { ChainRuntime } from '../../chain/runtime.js';
+import type { NodePool } from '../../pool/pool.js';
 import type { Metrics } from '../../ops/metrics/metrics.js';
-import type { Principal } from '../access.js';
+import type { Principal } from '../principal.js';
 import type { CallResult, ForwardOptions } from '../attempts/attempts.js';
 import type { Exchange, Parts, Sent } from '../exchanges/exchange.js';
 import { isOverBudget, overBudget, type NodeWork } from './node-budget.js';
+import type { Accepted, NodeStates } from './node-state.js';
 
 /** Parts of one split call sent at once, at most. */
 const SPLIT_PARALLEL = 4;
 /** Halvings of an oversize call, at most (2^8 parts). */
 const SPLIT_DEPTH = 8;
 
+/** What the policies use of a chain endpoint (its runtime has it all). */
+export interface PolicyChain {
+  readonly name: string;
+  readonly config: Pick<ChainConfig, 'submit'>;
+  readonly handler: Pick<ChainHandler, 'classify'>;
+  readonly pool: NodePool;
+  readonly states: NodeStates;
+  readonly accepted: Accepted;
+}
+
 export interface PolicyContext<C extends Call, A> {
-  readonly chain: ChainRuntime;
+  readonly chain: PolicyChain;
   readonly principal: Principal;
   readonly exchange: Exchange<C, A>;
   readonly metrics: Metrics;
@@ -87,8 +99,7 @@ export async function stateCall<C extends Call, A>(ctx: PolicyContext<C, A>, cal
  */
 export function broadcastCall<C extends Call, A>(ctx: PolicyContext<C, A>, call: C, routing: Routing): Promise<CallResult<A>> {
   const { chain, exchange, metrics } = ctx;
-  const now = chain.pool.now();
-  const nodes = chain.pool.nodes.filter((n) => n.role === 'full' && n.available(now));
+  const nodes = chain.pool.fullNodes();
   // As many nodes as the call's budget allows, no more.
   if (ctx.work !== undefined && nodes.length > ctx.work.left) nodes.length = Math.max(1, ctx.work.left);
   if (chain.config.submit === 'one' || nodes.length <= 1) return acceptedBy(ctx, call, routing, []);

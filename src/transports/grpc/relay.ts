@@ -7,7 +7,7 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { constants } from 'node:http2';
 import type { ChainRuntime } from '../../chain/runtime.js';
-import type { Principal } from '../../exec/access.js';
+import type { Principal } from '../../exec/principal.js';
 import type { CallPath } from '../../exec/call-path.js';
 import { GrpcExchange } from '../../exec/exchanges/grpc-exchange.js';
 import type { Identifier } from '../../exec/identify.js';

@@ -8,7 +8,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { ChainRuntime } from '../../chain/runtime.js';
-import type { Principal } from '../../exec/access.js';
+import type { Principal } from '../../exec/principal.js';
 import type { CallPath } from '../../exec/call-path.js';
 import type { Identifier } from '../../exec/identify.js';
 import { RestrictedError } from '../../exec/restrict.js';

@@ -6,7 +6,7 @@
 // Notifications get no item; a request of notifications only has no body (HTTP 204).
 
 import type { CallResult } from '../../exec/attempts/attempts.js';
-import type { Principal } from '../../exec/access.js';
+import type { Principal } from '../../exec/principal.js';
 import { resultOutcome, type CallPath, type OwnCalls } from '../../exec/call-path.js';
 import type { RequestOutcome } from '../../exec/request-record.js';
 import { outcomeOf } from '../../exec/request-record.js';
