@@ -15,7 +15,7 @@
 // BENCH_SECONDS (default 5), BENCH_ROUNDS (default 2), BENCH_CONNECTIONS (default 64),
 // BENCH_SKIP_1M=1 to leave out the 1 000 000-key store, BENCH_BEFORE=<git revision> to
 // build that revision too and measure it beside this one (single calls, at full load and
-// at the fixed rate, and batches, 1 key): a before and after in one run.
+// at the fixed rate, batches and cache hits, 1 key): a before and after in one run.
 // BENCH_ONLY=<scenario,…> measures only the named scenarios (`limit accuracy` names
 // those; upstream direct and the bare proxy's single calls always run, for the sanity
 // check), and writes its results to the temp dir.
@@ -688,6 +688,7 @@ async function main(): Promise<void> {
   nr('getBalance', g1, '/l1', balance, 'single');
   nr('agreement 2 of 3', g1, '/agree', balance, 'single');
   nr('cache hit', g1, '/cached', { method: 'POST', path: '/', body: call('eth_chainId') }, 'single');
+  nr('cache hit', gBefore, '/cached', { method: 'POST', path: '/', body: call('eth_chainId') }, 'single');
   nr('pool of 8 nodes', g1, '/p8', shapes.single as Load, 'single');
   nr('pool of 64 nodes', g1, '/p64', shapes.single as Load, 'single');
   nr('WebSocket message', g1, '/l1', wsMessage, 'WebSocket message');
