@@ -60,7 +60,8 @@ function createHandler(o: EvmOptions): ChainHandler<undefined> {
       if (reply.error !== undefined && isGetLogs(call.method) && OVERSIZE.test(reply.error.message)) return 'oversize';
       return jsonRpcVerdict(reply, PRUNED);
     },
-    stateNotFound: { code: -32000, message: 'filter not found' },
+    // geth forgets a filter not polled for 5 minutes.
+    state: { notFound: { code: -32000, message: 'filter not found' }, newId: hexSubscriptionId, idleMs: 5 * 60_000 },
     alreadyAccepted: (reply) => reply.error !== undefined && ALREADY_KNOWN.test(reply.error.message),
     // Blocks whose hash is their header's (and transactions root, with full transactions), transactions and receipts that are the ones asked for.
     check: (call, reply) => checkAnswer(call, reply, o.namespaces),
@@ -96,6 +97,7 @@ function createHandler(o: EvmOptions): ChainHandler<undefined> {
 
 export default definePlugin({
   name: 'evm',
+  contract: 2,
   optionsSchema: OptionsSchema({
     namespaces: NameList('[eth, evm]'),
     fullHistory: PositiveInt(),

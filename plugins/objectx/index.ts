@@ -99,6 +99,13 @@ const PRUNED = /pruned|is not available/i;
 const EXECUTED = /already (been )?executed/i;
 const DECIMAL = /^\d{1,15}$/;
 const DEFAULT_COSTS: Readonly<Record<string, number>> = { queryEvents: 5, queryTransactionBlocks: 5 };
+/** The request headers the Sui TypeScript SDK sets: pages on other origins send them too. */
+const CLIENT_HEADERS: readonly string[] = Object.freeze([
+  'client-sdk-type',
+  'client-sdk-version',
+  'client-target-api-version',
+  'client-request-method',
+]);
 
 interface MethodInfo {
   readonly label: string;
@@ -177,6 +184,8 @@ function createHandler(o: ObjectxOptions): ChainHandler<undefined> {
 
   return {
     sample: { method: 'POST', path: '/', body: probeBody },
+    // What the Sui TypeScript SDK sends with every call.
+    corsHeaders: CLIENT_HEADERS,
     jsonrpc,
     http: jsonRpcAtRoot(jsonrpc),
     classify(call: Call<undefined>, view: PoolView): Routing {
@@ -208,6 +217,7 @@ function createHandler(o: ObjectxOptions): ChainHandler<undefined> {
 
 export default definePlugin({
   name: 'objectx',
+  contract: 2,
   optionsSchema: OptionsSchema({
     namespaces: NameList('[sui, suix, objectx]'),
     fullHistory: PositiveInt(),

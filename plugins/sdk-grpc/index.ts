@@ -131,6 +131,7 @@ function createHandler(fullHistory: number, costs: CostTable): ChainHandler<Grpc
 
 export default definePlugin({
   name: 'sdk-grpc',
+  contract: 2,
   optionsSchema: OptionsSchema({
     fullHistory: PositiveInt(),
     costs: CostsSchema('{ "/cosmos.tx.v1beta1.Service/Simulate": 5, "/cosmwasm.wasm.v1.Query/*": 3 }'),

@@ -141,6 +141,8 @@ function createHandler(namespaces: readonly string[], fullHistory: number, costs
 
   return {
     sample: { method: 'GET', path: `/${namespaces[0] ?? 'cosmos'}/auth/v1beta1/params` },
+    // SDK clients pin a query to a height in this header.
+    corsHeaders: [HEIGHT_HEADER],
     passthrough: { judge: (_call, reply) => restVerdict(reply), relayHeaders: [HEIGHT_ANSWER_HEADER] },
     http: {
       errorStyle: 'rest',
@@ -208,6 +210,7 @@ function createHandler(namespaces: readonly string[], fullHistory: number, costs
 
 export default definePlugin({
   name: 'sdk-rest',
+  contract: 2,
   optionsSchema: OptionsSchema({
     namespaces: NameList('[cosmos, sdk]'),
     fullHistory: PositiveInt(),

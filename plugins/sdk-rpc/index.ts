@@ -240,6 +240,7 @@ function createHandler(
 
 export default definePlugin({
   name: 'sdk-rpc',
+  contract: 2,
   optionsSchema: OptionsSchema({
     fullHistory: PositiveInt(),
     costs: CostsSchema('{ tx_search: 5, "broadcast_*": 2 }'),

@@ -220,7 +220,7 @@ export function createChainRuntime(
       sent: () => metrics.hedges.inc({ chain: config.name, result: 'sent' }),
       won: () => metrics.hedges.inc({ chain: config.name, result: 'won' }),
     }),
-    states: previous?.states ?? new NodeStates(),
+    states: previous?.states ?? new NodeStates(jsonrpc?.state),
     accepted: previous?.accepted ?? new Accepted(),
     load: { inFlight: 0 },
   };

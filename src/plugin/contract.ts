@@ -6,7 +6,7 @@
 // Types only, plus the identity helper `definePlugin`.
 
 import type { IncomingHttpHeaders } from 'node:http';
-import type { TSchema } from '@sinclair/typebox';
+import type { Static, TSchema } from '@sinclair/typebox';
 import type { Verdict } from '../exec/outcome.js';
 
 export type NodeRole = 'full' | 'archive';
@@ -356,8 +356,8 @@ export interface JsonRpcCodec<M> {
   readonly fixedReplyIds?: readonly string[];
   /** Present when the family has JSON-RPC pub/sub: the endpoint then serves WebSocket clients. */
   readonly subscriptions?: SubscriptionCodec;
-  /** The error for a state id the gateway does not hold for this key (geth: "filter not found"). */
-  readonly stateNotFound?: RpcErrorInfo;
+  /** Node state named by ids the node makes (EVM filters): how the family names and forgets it; absent: the family keeps none. */
+  readonly state?: StateConvention;
   /** A submit's answer that means the node has it already ("already known"): counted as accepted. */
   alreadyAccepted?(reply: JsonRpcReply): boolean;
   /**
@@ -375,6 +375,16 @@ export interface JsonRpcCodec<M> {
 }
 
 /** JSON-RPC pub/sub in the convention geth and Sui share: `{"method":…,"params":{"subscription":<id>,"result":…}}`. */
+/** How a family's nodes name and forget state (routings say which calls make and use it: StatePolicy). */
+export interface StateConvention {
+  /** The error for a state id the gateway does not hold for this key (geth: "filter not found"). */
+  readonly notFound: RpcErrorInfo;
+  /** A new id of the gateway's for state a node made, as raw JSON, shaped as the family's clients expect (geth: a hex string). */
+  newId(): string;
+  /** How long a node keeps state nobody uses (geth: a filter not polled for 5 minutes): the gateway forgets it after as long. */
+  readonly idleMs: number;
+}
+
 export interface SubscriptionCodec {
   /** Subscribe method → its unsubscribe method (`eth_subscribe` → `eth_unsubscribe`). */
   readonly methods: Readonly<Record<string, string>>;
@@ -446,6 +456,12 @@ export interface ChainHandler<M = unknown> {
   readonly grpc?: GrpcCodec<M>;
   /** Optional: without one the dashboard shows the endpoint's URL with the key header only. */
   readonly sample?: SampleRequest;
+  /**
+   * Request headers the family's clients send (lower case), which pages on other origins
+   * may then send too (CORS preflights allow them besides the gateway's own): a height
+   * header, an SDK's client headers. Headers the gateway never reads are not needed.
+   */
+  readonly corsHeaders?: readonly string[];
   classify(call: Call<M>, view: PoolView): Routing;
   /** Read the node's head; throws on failure. */
   probe(node: NodeClient, timeoutMs: number): Promise<NodeHead>;
@@ -501,19 +517,34 @@ export interface JsonLimits {
   readonly maxBatch: number;
 }
 
-export interface PluginContext {
+/** Options of a plugin without a schema: any block passes. */
+export type UntypedOptions = Readonly<Record<string, unknown>>;
+
+/** The options a plugin's `create` gets: typed from its `optionsSchema` (TypeBox), else untyped. */
+export type OptionsOf<S extends TSchema | undefined> = S extends TSchema ? Readonly<Static<S>> : UntypedOptions;
+
+export interface PluginContext<O = UntypedOptions> {
   /** The chain endpoint's name from config. */
   readonly chain: string;
   /** Pass to parseJsonRpcBody. */
   readonly limits: JsonLimits;
-  /** The plugin's own options block from config, valid against its `optionsSchema`. */
-  readonly options: Readonly<Record<string, unknown>>;
+  /** The plugin's own options block from config, valid against its `optionsSchema` (typed from it). */
+  readonly options: O;
   /** Whether the chain checks answers (`chains.<name>.verify`); absent: off. A probe checks what it reads unless off. */
   readonly verify?: VerifyMode;
 }
 
-export interface ChainPlugin<M = unknown> {
+/**
+ * The version of this contract. A plugin names the one it was written for (`contract: 2`);
+ * the loader refuses a plugin written for another, saying which, so a plugin built
+ * against an older SDK fails at load with a clear error instead of misbehaving later.
+ */
+export const CONTRACT_VERSION = 2;
+
+export interface ChainPlugin<M = unknown, S extends TSchema | undefined = TSchema | undefined> {
   readonly name: string;
+  /** The contract the plugin was written for: this one (see CONTRACT_VERSION). */
+  readonly contract: typeof CONTRACT_VERSION;
   /**
    * The shape of the `options` block of a chain using this plugin, built with `Type`
    * (TypeBox, re-exported by `noderouter/plugin`): check-config checks it with the
@@ -521,18 +552,18 @@ export interface ChainPlugin<M = unknown> {
    * carries it so editors check and complete the options. Without one, any options
    * pass. Give an `errorMessage` to say what a setting accepts.
    */
-  readonly optionsSchema?: TSchema;
+  readonly optionsSchema?: S;
   /**
    * Optional: checks across options the schema cannot express, run once the options
    * match `optionsSchema`. Returns problems as `[pathBelowOptions, message]` pairs; an
    * empty list means valid.
    */
-  validateOptions?(options: Readonly<Record<string, unknown>>): Array<[string, string]>;
+  validateOptions?(options: OptionsOf<S>): Array<[string, string]>;
   /** No I/O: config validation calls it to learn which listeners serve the chain. */
-  create(ctx: PluginContext): ChainHandler<M>;
+  create(ctx: PluginContext<OptionsOf<S>>): ChainHandler<M>;
 }
 
-/** Identity helper so a plugin module gets the contract's type inference. */
-export function definePlugin<M>(plugin: ChainPlugin<M>): ChainPlugin<M> {
+/** Identity helper so a plugin module gets the contract's type inference: `ctx.options` typed from `optionsSchema`. */
+export function definePlugin<M, S extends TSchema | undefined = undefined>(plugin: ChainPlugin<M, S>): ChainPlugin<M, S> {
   return plugin;
 }

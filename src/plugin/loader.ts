@@ -8,7 +8,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { join } from 'node:path';
-import type { ChainPlugin } from './contract.js';
+import { CONTRACT_VERSION, type ChainPlugin } from './contract.js';
 
 /** plugins/ beside src/: the source tree under tsx, dist/plugins under `npm start`. */
 const PLUGINS_DIR = fileURLToPath(new URL('../../plugins/', import.meta.url));
@@ -61,6 +61,11 @@ async function importPlugin(name: string, specifier: string): Promise<ChainPlugi
   const mod = (await import(specifier)) as { default?: unknown; plugin?: unknown };
   const candidate = mod.default ?? mod.plugin;
   if (!isPlugin(candidate)) return `plugin "${name}" was found but does not export a chain plugin (default export with name and create)`;
+  const contract = (candidate as { contract?: unknown }).contract;
+  if (contract !== CONTRACT_VERSION) {
+    const written = contract === undefined ? 'an earlier plugin contract (it names none)' : `plugin contract ${String(contract)}`;
+    return `plugin "${name}" is written for ${written}; this noderouter loads plugins of contract ${CONTRACT_VERSION} (docs/plugins.md says what changed)`;
+  }
   return candidate;
 }
 

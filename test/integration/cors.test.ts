@@ -69,6 +69,14 @@ describe('CORS on the traffic endpoints', function () {
     expect((await preflight(stack.url('/l1'), APP, pna)).headers.get('access-control-allow-private-network')).to.equal(null);
   });
 
+  it('lets a page send the request headers the endpoint’s family declares: the height header on SDK REST, not on an EVM endpoint', async () => {
+    const asked = { 'access-control-request-headers': 'apikey, content-type, x-cosmos-block-height' };
+    const rest = await preflight(stack.url('/hub/rest/cosmos/auth/v1beta1/params'), APP, asked);
+    expect(rest.headers.get('access-control-allow-headers')).to.equal('apikey, content-type, x-cosmos-block-height');
+    const evm = await preflight(stack.url('/l1'), APP, asked);
+    expect(evm.headers.get('access-control-allow-headers')).to.equal('apikey, content-type');
+  });
+
   it('makes answers of every kind readable by the page, with the rate headers exposed', async () => {
     const { value } = await stack.createKey('tight');
     const ok = await rpc(stack.url('/l1'), BLOCK, { apikey: value, origin: APP });

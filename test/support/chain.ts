@@ -85,6 +85,7 @@ export function scriptedPlugin(
 ): ChainPlugin<undefined> {
   return definePlugin<undefined>({
     name: 'scripted',
+    contract: 2,
     create(ctx) {
       const jsonrpc: JsonRpcCodec<undefined> = {
         parse: (text) => parseJsonRpcBody(text, ctx.limits),

@@ -64,7 +64,7 @@ export class JsonRpcExchange implements Exchange<JsonRpcCall, string>, CacheCode
     private readonly view: () => PoolView = () => NO_VIEW,
     private readonly checks?: AnswerChecks,
   ) {
-    const notFound = codec.stateNotFound;
+    const notFound = codec.state?.notFound;
     this.state = notFound === undefined ? undefined : jsonRpcStateIds(notFound);
   }
 

@@ -1,17 +1,24 @@
 // What the gateway remembers so stateful calls stay on the node that holds their
-// state: node state (EVM filters) under ids of the gateway's own, scoped to the key
-// that made it, so one key can never poll another's; and which nodes accepted a recent
-// submit, so reads of it right after go there first. Both are bounded and expire.
+// state: node state (EVM filters) under ids of the gateway's own, made and expired as
+// the plugin's convention says, scoped to the key that made it, so one key can never
+// poll another's; and which nodes accepted a recent submit, so reads of it right after
+// go there first. Both are bounded and expire.
 
-import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import type { StateConvention } from '../../plugin/contract.js';
 import type { PoolNode } from '../../pool/pool-node.js';
 
-/** Filters expire on a node after 5 minutes without a poll (geth); the gateway forgets them too. */
-const STATE_IDLE_MS = 5 * 60_000;
 const STATES_MAX = 100_000;
 const ACCEPTED_MS = 60_000;
 const ACCEPTED_MAX = 10_000;
+
+/** The convention of a family that keeps no node state: the state stage never runs, and nothing is added. */
+const NO_STATE: Pick<StateConvention, 'newId' | 'idleMs'> = Object.freeze({
+  newId(): string {
+    throw new Error("this chain's family keeps no node state");
+  },
+  idleMs: 1,
+});
 
 interface Held {
   readonly node: PoolNode;
@@ -20,12 +27,20 @@ interface Held {
   readonly keyId: string;
 }
 
+/** Node state by the gateway's ids, named and forgotten by the family's convention (the plugin's `jsonrpc.state`). */
 export class NodeStates {
-  private readonly held = new LRUCache<string, Held>({ max: STATES_MAX, ttl: STATE_IDLE_MS, updateAgeOnGet: true });
+  private readonly held: LRUCache<string, Held>;
+  private readonly newId: () => string;
+
+  constructor(convention: Pick<StateConvention, 'newId' | 'idleMs'> = NO_STATE) {
+    // Forgotten once the node would have forgotten it too.
+    this.held = new LRUCache<string, Held>({ max: STATES_MAX, ttl: convention.idleMs, updateAgeOnGet: true });
+    this.newId = convention.newId;
+  }
 
   /** Remember state `nodeId` made on `node` for `keyId`; the client's id for it (raw JSON). */
   add(node: PoolNode, nodeId: string, keyId: string): string {
-    const id = `"0x${randomBytes(16).toString('hex')}"`;
+    const id = this.newId();
     this.held.set(id, { node, nodeId, keyId });
     return id;
   }

@@ -102,7 +102,7 @@ export function composeStages(handler: ChainHandler, consensus: ChainConsensus |
   const codec = handler.jsonrpc;
   const splits = codec?.split !== undefined;
   const policies: PolicyStage[] = [];
-  if (codec?.stateNotFound !== undefined) policies.push(STATE);
+  if (codec?.state !== undefined) policies.push(STATE);
   policies.push(BROADCAST);
   if (splits) policies.push(SPLIT);
   policies.push(AFTER_SUBMIT);

@@ -24,6 +24,9 @@ import { Tracing } from '../../ops/trace/tracing.js';
 import { HttpAnswer } from './http-answer.js';
 import type { HttpCalls, HttpChain } from './http-calls.js';
 
+/** An endpoint whose plugin declares no request headers of its own. */
+const NO_HEADERS: readonly string[] = Object.freeze([]);
+
 export interface TrafficDeps {
   readonly endpoints: () => EndpointTable<HttpChain>;
   readonly calls: HttpCalls;
@@ -73,6 +76,7 @@ function preflight(
   allowed: boolean,
   listed: boolean,
   maxAgeSeconds: number,
+  family: readonly string[],
 ): HttpAnswer {
   if (!allowed)
     return errorAnswer(requestId, new GatewayError('FORBIDDEN', { message: 'This endpoint does not answer pages from this origin' }));
@@ -87,6 +91,7 @@ function preflight(
       h['access-control-request-headers'],
       listed ? h['access-control-request-private-network'] : undefined,
       maxAgeSeconds,
+      family,
     ),
   );
   return out;
@@ -132,7 +137,15 @@ export function createTrafficHandler(deps: TrafficDeps): (req: IncomingMessage, 
     // Preflights carry no key (browsers never send one on them): answered before any lookup.
     if (origin !== undefined && isPreflight(req.method, req.headers['access-control-request-method'])) {
       const listed = allowed && !corsPolicy(origins).any;
-      const out = preflight(req, requestId, origin, allowed, listed, deps.limits().cors.maxAgeSeconds);
+      const out = preflight(
+        req,
+        requestId,
+        origin,
+        allowed,
+        listed,
+        deps.limits().cors.maxAgeSeconds,
+        chain.handler.corsHeaders ?? NO_HEADERS,
+      );
       if (deps.draining()) out.set('connection', 'close');
       out.send(res);
       return;

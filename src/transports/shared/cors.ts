@@ -13,21 +13,12 @@ const METHODS = 'GET, POST';
 /** Always allowed: the key's header and JSON bodies. */
 const BASE_HEADERS = 'apikey, content-type';
 /**
- * Request headers a page may also send when its preflight asks: the request id, the
- * SDK chains' height header, and what chain SDKs set (the Sui SDK's client-* headers).
- * Nothing else: the gateway reads no other header, and a page needs no other.
+ * Request headers a page may also send when its preflight asks: the request id and what
+ * browsers add, and those the endpoint's plugin declares its family's clients send
+ * (`corsHeaders`: a height header, an SDK's client headers). Nothing else: the gateway
+ * reads no other header, and a page needs no other.
  */
-const SAFE_HEADERS: ReadonlySet<string> = new Set([
-  'accept',
-  'accept-language',
-  'content-language',
-  'x-request-id',
-  'x-cosmos-block-height',
-  'client-sdk-type',
-  'client-sdk-version',
-  'client-target-api-version',
-  'client-request-method',
-]);
+const SAFE_HEADERS: ReadonlySet<string> = new Set(['accept', 'accept-language', 'content-language', 'x-request-id']);
 
 const policies = new WeakMap<readonly string[], OriginMatcher>();
 
@@ -52,22 +43,23 @@ export function allowOrigin(headers: string[], origin: string): void {
 }
 
 /** The allowed request headers: the base ones, and those asked for that are safe (others are left out: the browser then refuses). */
-function allowedHeaders(asked: string | string[] | undefined): string {
+function allowedHeaders(asked: string | string[] | undefined, family: readonly string[]): string {
   if (typeof asked !== 'string' || asked === '') return BASE_HEADERS;
   const extra: string[] = [];
   for (const part of asked.split(',')) {
     const name = part.trim().toLowerCase();
-    if (SAFE_HEADERS.has(name) && !extra.includes(name)) extra.push(name);
+    if ((SAFE_HEADERS.has(name) || family.includes(name)) && !extra.includes(name)) extra.push(name);
   }
   return extra.length === 0 ? BASE_HEADERS : `${BASE_HEADERS}, ${extra.join(', ')}`;
 }
 
-/** Headers of a preflight's 204 for an allowed origin. */
+/** Headers of a preflight's 204 for an allowed origin; `family`: the request headers the endpoint's plugin declares. */
 export function preflightHeaders(
   origin: string,
   askedHeaders: string | string[] | undefined,
   privateNetwork: string | string[] | undefined,
   maxAgeSeconds: number,
+  family: readonly string[] = [],
 ): string[] {
   const h = [
     'access-control-allow-origin',
@@ -75,7 +67,7 @@ export function preflightHeaders(
     'access-control-allow-methods',
     METHODS,
     'access-control-allow-headers',
-    allowedHeaders(askedHeaders),
+    allowedHeaders(askedHeaders, family),
     'access-control-max-age',
     String(maxAgeSeconds),
     'vary',

@@ -175,5 +175,16 @@ describe('key restrictions on a request', () => {
       expect(pna[pna.indexOf('access-control-allow-private-network') + 1]).to.equal('true');
       expect(pna[pna.indexOf('access-control-allow-headers') + 1]).to.equal('apikey, content-type');
     });
+
+    it('allows the request headers the endpoint’s plugin declares, and those of no other family', () => {
+      const asked = 'content-type, apikey, x-cosmos-block-height, client-sdk-type';
+      const allowed = (family: readonly string[]): string | undefined => {
+        const h = preflightHeaders('https://app.example.com', asked, undefined, 600, family);
+        return h[h.indexOf('access-control-allow-headers') + 1];
+      };
+      expect(allowed(['x-cosmos-block-height'])).to.equal('apikey, content-type, x-cosmos-block-height');
+      expect(allowed(['client-sdk-type', 'client-sdk-version'])).to.equal('apikey, content-type, client-sdk-type');
+      expect(allowed([])).to.equal('apikey, content-type');
+    });
   });
 });

@@ -21,7 +21,10 @@ describe('policy stages composed per chain (src/exec/stages/policy-stages.ts)', 
   it('gives a chain only the stages its plugin and config enable, in the order calls meet them', () => {
     expect(names(handler({}))).to.deep.equal(['broadcast', 'after-submit']);
     expect(composeStages(handler({}), undefined).halves).to.equal(false);
-    const full = handler({ stateNotFound: { code: -32000, message: 'filter not found' }, split: () => undefined });
+    const full = handler({
+      state: { notFound: { code: -32000, message: 'filter not found' }, newId: () => '"0x1"', idleMs: 1000 },
+      split: () => undefined,
+    });
     expect(names(full)).to.deep.equal(['state', 'broadcast', 'split', 'after-submit']);
     expect(composeStages(full, undefined).halves).to.equal(true);
     expect(names(full, {} as ChainConsensus)).to.deep.equal(['state', 'broadcast', 'split', 'after-submit', 'consensus']);
