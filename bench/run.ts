@@ -16,6 +16,11 @@
 // BENCH_SKIP_1M=1 to leave out the 1 000 000-key store, BENCH_BEFORE=<git revision> to
 // build that revision too and measure it beside this one (single calls, at full load and
 // at the fixed rate, batches and cache hits, 1 key): a before and after in one run.
+// `npm run bench -- --check` is the guard against regressions on the request path: the
+// single-call, batch-of-100 and cache-hit rows of this build against BENCH_BEFORE
+// (default: the last tag, else the merge base with origin/main), three alternating
+// rounds, failing (exit 1) when any row's CPU per request grew more than 10% (the
+// median of the rounds). Run it for every change to the request path.
 // BENCH_ONLY=<scenario,…> measures only the named scenarios (`limit accuracy` names
 // those; upstream direct and the bare proxy's single calls always run, for the sanity
 // check), and writes its results to the temp dir.
@@ -46,7 +51,11 @@ import { wsLoad } from './ws-load.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const CHECK = process.argv.includes('--check');
+const ROUNDS = CHECK ? 3 : Number(process.env.BENCH_ROUNDS ?? 2);
+/** The rows --check compares, and the growth of CPU per request it lets pass. */
+const CHECKED = ['single', 'batch of 100', 'cache hit'];
+const CHECK_LIMIT = 1.1;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 /**
  * At full load every target is saturated and its latency is mostly queueing (connections ÷
@@ -500,6 +509,22 @@ async function limitAccuracy(scenario: string, gs: readonly Gateway[]): Promise<
   return { scenario, limit: LIMIT_RATE, admitted, rejected, seconds, expected, deviation: admitted / expected - 1 };
 }
 
+/** The revision --check compares with: BENCH_BEFORE, else the last tag, else the merge base with origin/main. */
+function checkedAgainst(): string {
+  const given = process.env.BENCH_BEFORE;
+  if (given !== undefined && given !== '') return given;
+  const git = (...args: string[]): string | undefined => {
+    try {
+      return execFileSync('git', args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() || undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const found = git('describe', '--tags', '--abbrev=0') ?? git('merge-base', 'HEAD', 'origin/main');
+  if (found === undefined) throw new Error('--check compares with BENCH_BEFORE: set it (this clone has no tag and no origin/main)');
+  return found;
+}
+
 /** A row's verdict against a target: "met" or "missed by …". */
 function verdict(ok: boolean, by: string): string {
   return ok ? `met (${by})` : `MISSED (${by})`;
@@ -539,7 +564,7 @@ async function main(): Promise<void> {
     TARGET_CORE,
   );
   const bareWs = `http://127.0.0.1:${bareWsPort}`;
-  const nginx = await startNginx(dir, ports[0] as number);
+  const nginx = CHECK ? undefined : await startNginx(dir, ports[0] as number);
 
   // Key counts are compared within one store kind: the file store from 1 to 10 000 keys,
   // the Redis store (the one for large key counts) from 1 to 1 000 000.
@@ -575,13 +600,15 @@ async function main(): Promise<void> {
   ];
   const gateways = new Map<string, Gateway>();
   const skipped: string[] = [];
+  // The check compares one key on the file store, before and after: nothing else is started.
+  if (CHECK) specs.splice(1);
   for (const spec of specs) {
     const gs = await startGateways(spec, dir, ports);
     if (gs === undefined) skipped.push(`${spec.label}: this build does not recognise ${spec.needs ?? '?'}`);
     else gateways.set(spec.label, gs[0] as Gateway);
   }
   const g1 = gateways.get('1 key') as Gateway;
-  const before = process.env.BENCH_BEFORE;
+  const before = CHECK ? checkedAgainst() : process.env.BENCH_BEFORE;
   let gBefore: Gateway | undefined;
   if (before !== undefined && before !== '') {
     const root = buildRevision(before, join(dir, 'before'));
@@ -696,7 +723,7 @@ async function main(): Promise<void> {
     if (label !== '1 key') nr('single', g, '/l1', shapes.single as Load, 'single', label.includes('all cores'));
 
   // BENCH_ONLY=single,REST GET measures only those scenarios (quicker, while working on one).
-  const only = process.env.BENCH_ONLY?.split(',').map((x) => x.trim());
+  const only = CHECK ? CHECKED : process.env.BENCH_ONLY?.split(',').map((x) => x.trim());
   // The sanity check's pair (upstream direct, the bare proxy's single calls) always runs.
   const kept = (p: Entry): boolean =>
     only === undefined ||
@@ -913,6 +940,22 @@ async function main(): Promise<void> {
     });
   console.log('\ntargets (issue #21, point 4):');
   for (const t of targets) console.log(`  ${t.target}: ${t.result}`);
+  if (CHECK && before !== undefined) {
+    console.log(`\nregression check against ${before} (CPU per request, the median of ${ROUNDS} rounds; at most ${CHECK_LIMIT}× passes):`);
+    for (const scenario of CHECKED) {
+      const now = results.get(`${scenario}|noderouter, 1 key`)?.cpuUs ?? [];
+      const then = results.get(`${scenario}|noderouter, 1 key, before (${before})`)?.cpuUs ?? [];
+      if (now.length === 0 || then.length === 0) {
+        console.log(`  ${scenario}: FAILED (not measured)`);
+        process.exitCode = 1;
+        continue;
+      }
+      const growth = median(now) / median(then);
+      const ok = growth <= CHECK_LIMIT;
+      console.log(`  ${scenario}: ${median(then).toFixed(0)} → ${median(now).toFixed(0)} µs, ${growth.toFixed(2)}× ${ok ? 'ok' : 'FAILED'}`);
+      if (!ok) process.exitCode = 1;
+    }
+  }
 
   // The bench checks itself: upstream direct well above every Node proxy measured as it
   // was (nginx, cheaper per request than the upstream itself, only for reference).
