@@ -515,7 +515,11 @@ function checkedAgainst(): string {
   if (given !== undefined && given !== '') return given;
   const git = (...args: string[]): string | undefined => {
     try {
-      return execFileSync('git', args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() || undefined;
+      return (
+        execFileSync('git', args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] })
+          .toString()
+          .trim() || undefined
+      );
     } catch {
       return undefined;
     }
@@ -952,7 +956,9 @@ async function main(): Promise<void> {
       }
       const growth = median(now) / median(then);
       const ok = growth <= CHECK_LIMIT;
-      console.log(`  ${scenario}: ${median(then).toFixed(0)} → ${median(now).toFixed(0)} µs, ${growth.toFixed(2)}× ${ok ? 'ok' : 'FAILED'}`);
+      console.log(
+        `  ${scenario}: ${median(then).toFixed(0)} → ${median(now).toFixed(0)} µs, ${growth.toFixed(2)}× ${ok ? 'ok' : 'FAILED'}`,
+      );
       if (!ok) process.exitCode = 1;
     }
   }

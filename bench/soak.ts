@@ -14,7 +14,8 @@
 //     again: no answer came, and every call here is a read);
 //   - gateway RSS (all processes) grows under 10% from minute 5 to the end (runs of 10
 //     minutes or more);
-//   - no more sockets or timers after the soak than before it, once idle.
+//   - no more sockets or timers after the soak than before it, once idle (a little slack
+//     for a probe or a reconnect in flight).
 // Options: --minutes N (3), --rate CALLS_PER_S (40), --workers N (2), --store redis|file
 // (redis: a redis-server of its own on a free port, restarted as a fault), --fault-seconds
 // S (60; 15 with --ci), --out DIR (a new directory under the system's temp dir), --ci (a
