@@ -67,11 +67,20 @@ export interface JsonRpcRequest<M = unknown> {
 }
 
 /** What an HTTP codec makes of a request. */
-export type ParsedRequest<M = unknown> =
-  | JsonRpcRequest<M>
-  | { readonly kind: 'passthrough'; readonly call: PassthroughCall<M> }
+/** The kinds of call an HTTP codec may turn requests into; each needs its codec on the handler. */
+export type HttpCallKind = 'jsonrpc' | 'passthrough';
+
+/** What an HTTP codec makes of a request; `K`: the kinds of call it makes. */
+export type ParsedRequest<M = unknown, K extends HttpCallKind = HttpCallKind> =
+  | ParsedCalls<M>[K]
   /** The endpoint does not serve this shape (wrong HTTP method, unknown path style). */
   | { readonly kind: 'unsupported'; readonly status: 404 | 405; readonly message: string };
+
+/** A request read as calls, by the kind of call. */
+export interface ParsedCalls<M = unknown> {
+  readonly jsonrpc: JsonRpcRequest<M>;
+  readonly passthrough: { readonly kind: 'passthrough'; readonly call: PassthroughCall<M> };
+}
 
 /** What is sent to a node for a passthrough call, below the node's base URL. */
 export interface UpstreamRequest {
@@ -398,10 +407,11 @@ export interface SubscriptionCodec {
  * The traffic listener's reading of an HTTP request: into a JSON-RPC request (through
  * the jsonrpc codec) or a passthrough call (judged by the passthrough codec).
  */
-export interface HttpCodec<M> {
+/** `K`: the kinds of call `parse` makes; the handler must carry the codec of each (see ChainHandler). */
+export interface HttpCodec<M, K extends HttpCallKind = HttpCallKind> {
   readonly errorStyle: ErrorStyle;
   /** Turn a request into calls; throws GatewayError (PARSE_ERROR, INVALID_REQUEST) on bad input. */
-  parse(req: InboundRequest): ParsedRequest<M>;
+  parse(req: InboundRequest): ParsedRequest<M, K>;
 }
 
 /** Passthrough calls: requests relayed to a node as they are. */
@@ -449,7 +459,20 @@ export interface SampleRequest {
  * `grpc` on the gRPC listener. The core hands `classify` and the judges the very call
  * objects the codecs made.
  */
-export interface ChainHandler<M = unknown> {
+export type ChainHandler<M = unknown> = HandlerParts<M> & HandlerCodecs<M>;
+
+/**
+ * The codecs an HTTP codec needs: one for each kind of call its `parse` makes, so a
+ * plugin whose requests become passthrough calls without a passthrough codec (or
+ * JSON-RPC items without a JSON-RPC codec) does not compile.
+ */
+export type HandlerCodecs<M> =
+  | { readonly http?: undefined }
+  | { readonly http: HttpCodec<M, 'jsonrpc'>; readonly jsonrpc: JsonRpcCodec<M> }
+  | { readonly http: HttpCodec<M, 'passthrough'>; readonly passthrough: PassthroughCodec<M> }
+  | { readonly http: HttpCodec<M>; readonly jsonrpc: JsonRpcCodec<M>; readonly passthrough: PassthroughCodec<M> };
+
+export interface HandlerParts<M = unknown> {
   readonly http?: HttpCodec<M>;
   readonly jsonrpc?: JsonRpcCodec<M>;
   readonly passthrough?: PassthroughCodec<M>;

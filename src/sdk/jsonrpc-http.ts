@@ -4,7 +4,7 @@
 import type { HttpCodec, JsonRpcCodec } from '../plugin/contract.js';
 
 /** An HTTP codec that reads POSTs at the endpoint root with the family's JSON-RPC codec. */
-export function jsonRpcAtRoot<M>(jsonrpc: JsonRpcCodec<M>): HttpCodec<M> {
+export function jsonRpcAtRoot<M>(jsonrpc: JsonRpcCodec<M>): HttpCodec<M, 'jsonrpc'> {
   return {
     errorStyle: 'jsonrpc',
     parse(req) {
