@@ -11,7 +11,7 @@ import { DEFAULT_UPSTREAM_OPTIONS } from '../pool/upstream.js';
 import type { CacheStore } from '../cache/cache-store.js';
 import { ResponseCache } from '../cache/response-cache.js';
 import type { ForwardObserver } from '../exec/exchanges/exchange.js';
-import { JsonRpcExchange, type AnswerChecks } from '../exec/exchanges/jsonrpc-exchange.js';
+import { chainRpc, JsonRpcExchange, type AnswerChecks, type RpcWriter } from '../exec/exchanges/jsonrpc-exchange.js';
 import { Hedger } from '../exec/attempts/hedge.js';
 import { ChainConsensus } from '../exec/policies/consensus.js';
 import { composeStages, type ChainStages } from '../exec/stages/policy-stages.js';
@@ -62,6 +62,8 @@ export interface ChainRuntime {
   readonly observer: ForwardObserver;
   /** JSON-RPC items to nodes; undefined when the plugin has no JSON-RPC codec. */
   readonly jsonrpc: JsonRpcExchange | undefined;
+  /** The JSON-RPC dialect of the plugin's codec: every JSON-RPC answer the gateway writes itself on this endpoint. */
+  readonly rpc: RpcWriter;
   /** Passthrough requests to nodes; undefined when the plugin has no passthrough codec. */
   readonly passthrough: PassthroughExchange | undefined;
   /** Undefined when the endpoint's cache is off. */
@@ -213,6 +215,7 @@ export function createChainRuntime(
     prober,
     observer,
     jsonrpc: jsonrpc === undefined ? undefined : new JsonRpcExchange(jsonrpc, () => pool.view, checks),
+    rpc: chainRpc(jsonrpc),
     passthrough: handler.passthrough === undefined ? undefined : new PassthroughExchange(handler.passthrough),
     cache,
     subscriptions,

@@ -1,9 +1,11 @@
-// JSON-RPC 2.0 envelopes: reading a request body into items (with raw ids and raw
-// item text kept for relaying) and writing the gateway's own error answers.
-// JSON-RPC is a transport, not a chain: plugins of JSON-RPC families call this.
+// JSON-RPC envelopes: reading a request body into items (with raw ids and raw item
+// text kept for relaying), in the dialect the plugin speaks (2.0, or 1.0 as Bitcoin
+// Core reads it). JSON-RPC is a transport, not a chain: plugins of JSON-RPC families
+// call this. The gateway's own answers are written by dialect.ts.
 
 import { GatewayError } from '../errors.js';
 import type { InvalidItem, JsonLimits, JsonRpcCall, JsonRpcRequest, RpcItem } from '../plugin/contract.js';
+import { JSONRPC_2, rewrittenItem, type JsonRpcDialect } from './dialect.js';
 import { ENVELOPE_NAMES, memberNameProblem, unambiguousId, type ExactNames } from './member-names.js';
 import { arrayLongerThan, fewOpenings, memberRaw, nestingDepth, splitArray } from './raw-json.js';
 
@@ -27,7 +29,20 @@ function echoable(id: string | undefined): string | undefined {
   return c === 34 || c === 45 || (c >= 48 && c <= 57) || id === 'null' ? id : undefined;
 }
 
-function readItem<M>(value: unknown, raw: string, limits: JsonRpcLimits, meta: MetaReader<M>, names: ExactNames): RpcItem<M> {
+/** Bitcoin Core's reading of "jsonrpc": absent, null or "1.0" is a legacy item, "2.0" a 2.0 one (its notifications included). */
+function legacyVersionProblem(v: unknown): string | undefined {
+  if (v === undefined || v === null || v === '1.0' || v === '2.0') return undefined;
+  return typeof v === 'string' ? 'Invalid request: JSON-RPC version not supported' : 'Invalid request: "jsonrpc" must be a string';
+}
+
+function readItem<M>(
+  value: unknown,
+  raw: string,
+  limits: JsonRpcLimits,
+  meta: MetaReader<M>,
+  names: ExactNames,
+  dialect: JsonRpcDialect,
+): RpcItem<M> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     return invalid(undefined, 'Invalid request: each request must be a JSON object');
   }
@@ -36,22 +51,34 @@ function readItem<M>(value: unknown, raw: string, limits: JsonRpcLimits, meta: M
   const nameProblem = memberNameProblem(raw, names);
   if (nameProblem !== undefined) return invalid(echoable(unambiguousId(raw)), nameProblem);
   const obj = value as Record<string, unknown>;
+  const legacy = dialect === '1.0';
   let id: string | undefined;
   if ('id' in obj) {
     const t = typeof obj.id;
-    if (obj.id !== null && t !== 'string' && t !== 'number') {
+    // Bitcoin Core echoes any id it is sent.
+    if (!legacy && obj.id !== null && t !== 'string' && t !== 'number') {
       return invalid(undefined, 'Invalid request: id must be a string, a number or null');
     }
     id = memberRaw(raw, 'id');
   }
-  if (obj.jsonrpc !== '2.0') return invalid(id, 'Invalid request: "jsonrpc" must be "2.0"');
+  if (legacy) {
+    const problem = legacyVersionProblem(obj.jsonrpc);
+    if (problem !== undefined) return invalid(id, problem);
+    // A legacy item without an id is no notification: Bitcoin Core answers it. It goes
+    // under id null, so the node's answer pairs and the client gets one.
+    if (id === undefined && obj.jsonrpc !== '2.0') {
+      id = 'null';
+      raw = `{"id":null,${raw.slice(raw.indexOf('{') + 1)}`;
+    }
+  } else if (obj.jsonrpc !== '2.0') return invalid(id, 'Invalid request: "jsonrpc" must be "2.0"');
   if (typeof obj.method !== 'string' || obj.method.length === 0) {
     return invalid(id, 'Invalid request: "method" must be a non-empty string');
   }
   if (obj.method.length > limits.maxMethodLength) {
     return invalid(id, `Invalid request: "method" is longer than ${limits.maxMethodLength} characters`);
   }
-  if ('params' in obj && (obj.params === null || typeof obj.params !== 'object')) {
+  // Bitcoin Core reads params null as none.
+  if ('params' in obj && (obj.params === null ? !legacy : typeof obj.params !== 'object')) {
     return invalid(id, 'Invalid request: "params" must be an array or an object');
   }
   const call: JsonRpcCall<M> = { kind: 'jsonrpc', method: obj.method, params: obj.params, id, raw, meta: meta(obj.method, obj.params) };
@@ -69,17 +96,19 @@ export interface ParseOptions<M> {
   readonly meta?: MetaReader<M>;
   /** Member names the plugin reads inside params, which must be spelt exactly (see exactNames). */
   readonly names?: ExactNames;
+  /** How items are framed (the codec's `dialect`); absent: 2.0. */
+  readonly dialect?: JsonRpcDialect;
 }
 
 export function parseJsonRpcBody(
   text: string,
   limits?: JsonRpcLimits,
-  options?: { readonly names?: ExactNames },
+  options?: { readonly names?: ExactNames; readonly dialect?: JsonRpcDialect },
 ): JsonRpcRequest<undefined>;
 export function parseJsonRpcBody<M>(
   text: string,
   limits: JsonRpcLimits,
-  options: { readonly meta: MetaReader<M>; readonly names?: ExactNames },
+  options: { readonly meta: MetaReader<M>; readonly names?: ExactNames; readonly dialect?: JsonRpcDialect },
 ): JsonRpcRequest<M>;
 export function parseJsonRpcBody<M>(
   text: string,
@@ -88,6 +117,7 @@ export function parseJsonRpcBody<M>(
 ): JsonRpcRequest<M | undefined> {
   const meta = options.meta ?? NO_META;
   const names = options.names ?? ENVELOPE_NAMES;
+  const dialect = options.dialect ?? '2.0';
   const depth = fewOpenings(text, limits.maxDepth) ? 0 : nestingDepth(text, limits.maxDepth);
   if (depth > limits.maxDepth) {
     throw new GatewayError('INVALID_REQUEST', { message: `Invalid request: JSON nested deeper than ${limits.maxDepth}` });
@@ -107,16 +137,15 @@ export function parseJsonRpcBody<M>(
     const raws = splitArray(text);
     if (raws === undefined || raws.length !== value.length) throw new GatewayError('PARSE_ERROR');
     const items = new Array<RpcItem<M | undefined>>(value.length);
-    for (let i = 0; i < value.length; i++) items[i] = readItem(value[i], raws[i] as string, limits, meta, names);
+    for (let i = 0; i < value.length; i++) items[i] = readItem(value[i], raws[i] as string, limits, meta, names, dialect);
     return { kind: 'jsonrpc', batch: true, items };
   }
-  return { kind: 'jsonrpc', batch: false, items: [readItem(value, text.trim(), limits, meta, names)] };
+  return { kind: 'jsonrpc', batch: false, items: [readItem(value, text.trim(), limits, meta, names, dialect)] };
 }
 
-/** A JSON-RPC error answer; `id` is raw JSON text (null when unknown). */
+/** A JSON-RPC 2.0 error answer; `id` is raw JSON text (null when unknown). The gateway writes its own in the chain's dialect (dialect.ts). */
 export function rpcErrorText(id: string | undefined, code: number, message: string, data?: unknown): string {
-  const dataPart = data === undefined ? '' : `,"data":${JSON.stringify(data)}`;
-  return `{"jsonrpc":"2.0","id":${id ?? 'null'},"error":{"code":${code},"message":${JSON.stringify(message)}${dataPart}}}`;
+  return JSONRPC_2.failure(id, code, message, data);
 }
 
 /** Read the error member of one JSON-RPC answer item, if it has one. */
@@ -136,10 +165,8 @@ export function replyError(text: string): { code: number; message: string } | un
   }
 }
 
-/** A call like `call` with other params, its id and method as sent (pinning a height, cutting a range). */
+/** A call like `call` with other params, its id, method and JSON-RPC version as sent (pinning a height, cutting a range). */
 export function withParams(call: JsonRpcCall, params: readonly unknown[]): JsonRpcCall {
-  const method = memberRaw(call.raw, 'method') as string;
-  const id = call.id === undefined ? '' : `"id":${call.id},`;
-  const raw = `{"jsonrpc":"2.0",${id}"method":${method},"params":${JSON.stringify(params)}}`;
-  return { ...call, params, raw };
+  const text = JSON.stringify(params);
+  return { ...call, params, raw: rewrittenItem(call, call.id, text) };
 }

@@ -1,7 +1,8 @@
 // The JSON-RPC pub/sub convention (geth's eth_subscription, Sui's subscriptions):
-// a node pushes `{"jsonrpc":"2.0","method":M,"params":{"subscription":ID,"result":R}}`.
-// Reading the node's subscription id and result as raw text, and writing the same
-// notification under a client's own subscription id, without re-serialising R.
+// a node pushes `{"jsonrpc":"2.0","method":M,"params":{"subscription":ID,"result":R}}`
+// (in 1.0, without "jsonrpc" and with "id":null). Reading the node's subscription id
+// and result as raw text, and writing the same notification under a client's own
+// subscription id (in the chain's dialect: dialect.ts), without re-serialising R.
 
 import { memberRaw } from './raw-json.js';
 
@@ -16,8 +17,10 @@ export interface Notification {
 
 /** The notification in a node's message, or undefined when it is an answer to a call. */
 export function readNotification(text: string): Notification | undefined {
-  // Answers carry an id; notifications never do.
-  if (!text.includes('"params"') || memberRaw(text, 'id') !== undefined) return undefined;
+  // Answers carry an id; notifications carry none, or null in 1.0 (the gateway's calls have number ids).
+  if (!text.includes('"params"')) return undefined;
+  const id = memberRaw(text, 'id');
+  if (id !== undefined && id !== 'null') return undefined;
   const method = memberRaw(text, 'method');
   const params = memberRaw(text, 'params');
   if (method === undefined || params === undefined) return undefined;
@@ -25,9 +28,4 @@ export function readNotification(text: string): Notification | undefined {
   const result = memberRaw(params, 'result');
   if (subscription === undefined || result === undefined) return undefined;
   return { method, subscription, result };
-}
-
-/** The notification as a client sees it, under its own subscription id; `result` is relayed as the node sent it. */
-export function notificationText(method: string, subscription: string, result: string): string {
-  return `{"jsonrpc":"2.0","method":${method},"params":{"subscription":${subscription},"result":${result}}}`;
 }

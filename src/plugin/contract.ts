@@ -353,8 +353,23 @@ export interface InboundRequest {
   readonly body: Buffer;
 }
 
+/**
+ * How a family frames JSON-RPC. '2.0': `"jsonrpc":"2.0"` in every request and answer.
+ * '1.0' as Bitcoin Core speaks it: requests `{"method","params","id"}` with "jsonrpc"
+ * absent or "1.0" (or "2.0", as Bitcoin Core takes it), every answer
+ * `{"result","error","id"}` with one of them null.
+ */
+export type JsonRpcDialect = '2.0' | '1.0';
+
 /** JSON-RPC, over HTTP POST and WebSocket messages. */
 export interface JsonRpcCodec<M> {
+  /**
+   * The dialect the family's clients and nodes speak (absent: '2.0'). Every answer the
+   * gateway writes itself on the endpoint (its errors, cache hits, shared answers,
+   * subscription answers) is in it; `parse` should read in it too (parseJsonRpcBody's
+   * `dialect` option). Nodes' answers are relayed as they came.
+   */
+  readonly dialect?: JsonRpcDialect;
   /** Read a JSON-RPC body; throws GatewayError (PARSE_ERROR, INVALID_REQUEST) for a body that is no request at all. */
   parse(text: string): JsonRpcRequest<M>;
   judge(call: JsonRpcCall<M>, reply: JsonRpcReply): Verdict;

@@ -27,6 +27,7 @@ export type {
   JsonLimits,
   JsonRpcCall,
   JsonRpcCodec,
+  JsonRpcDialect,
   JsonRpcReply,
   JsonRpcRequest,
   LatestPolicy,

@@ -9,10 +9,11 @@
 
 import { GatewayError, isGatewayError } from '../errors.js';
 import { replyError } from '../jsonrpc/envelope.js';
-import { notificationText, type Notification } from '../jsonrpc/pubsub.js';
+import type { Notification } from '../jsonrpc/pubsub.js';
 import { memberRaw } from '../jsonrpc/raw-json.js';
 import { forward, type CallResult } from '../exec/attempts/attempts.js';
 import type { Exchange, ForwardObserver, Sent } from '../exec/exchanges/exchange.js';
+import { chainRpc, type RpcWriter } from '../exec/exchanges/jsonrpc-exchange.js';
 import type { JsonRpcCall, JsonRpcCodec, Routing, SubscriptionCodec } from '../plugin/contract.js';
 import { NodeFailure } from '../pool/failures.js';
 import type { PoolNode } from '../pool/pool-node.js';
@@ -107,13 +108,17 @@ export class SubscriptionHub implements NodeSocketOwner<Shared> {
   private readonly byClient = new Map<string, Shared>();
   private readonly sockets = new Map<PoolNode, NodeSocket<Shared>>();
   private closed = false;
+  /** Notifications to clients and calls to nodes, in the codec's dialect. */
+  private readonly rpc: RpcWriter;
 
   constructor(
     private readonly pool: NodePool,
     private readonly codec: JsonRpcCodec<unknown>,
     private readonly ids: SubscriptionCodec,
     private readonly options: HubOptions,
-  ) {}
+  ) {
+    this.rpc = chainRpc(codec);
+  }
 
   get subscriptions(): number {
     return this.byClient.size;
@@ -205,7 +210,7 @@ export class SubscriptionHub implements NodeSocketOwner<Shared> {
   notification(socket: NodeSocket<Shared>, n: Notification): void {
     const shared = socket.subscriptions.get(n.subscription);
     if (shared === undefined) return;
-    for (const [id, subscriber] of shared.clients) subscriber.deliver(notificationText(n.method, id, n.result));
+    for (const [id, subscriber] of shared.clients) subscriber.deliver(this.rpc.notification(n.method, id, n.result));
     this.options.events?.delivered?.(shared.clients.size);
   }
 
@@ -272,7 +277,7 @@ export class SubscriptionHub implements NodeSocketOwner<Shared> {
   async socketFor(node: PoolNode): Promise<NodeSocket<Shared>> {
     let socket = this.sockets.get(node);
     if (socket === undefined) {
-      socket = new NodeSocket<Shared>(node, node.config.ws, this, this.options.timeoutMs, this.options.maxMessageBytes);
+      socket = new NodeSocket<Shared>(node, node.config.ws, this, this.options.timeoutMs, this.options.maxMessageBytes, this.rpc);
       this.sockets.set(node, socket);
     }
     await socket.opened;

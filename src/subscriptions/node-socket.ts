@@ -5,6 +5,7 @@
 
 import WebSocket from 'ws';
 import { nodeSecrets, scrub } from '../config/redact.js';
+import type { RpcWriter } from '../jsonrpc/dialect.js';
 import { readNotification, type Notification } from '../jsonrpc/pubsub.js';
 import { memberRaw } from '../jsonrpc/raw-json.js';
 import type { PoolNode } from '../pool/pool-node.js';
@@ -47,6 +48,8 @@ export class NodeSocket<T> {
     public owner: NodeSocketOwner<T>,
     openTimeoutMs: number,
     maxMessageBytes: number,
+    /** The family's JSON-RPC dialect, for the calls made on the socket. */
+    private readonly rpc: RpcWriter,
   ) {
     // The node's headers go on the handshake; its URL's path and query are kept as they are.
     this.ws = new WebSocket(url, {
@@ -96,7 +99,7 @@ export class NodeSocket<T> {
         }
       };
       this.pending.set(id, { resolve: done, reject, timer });
-      this.ws.send(`{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${paramsRaw}}`);
+      this.ws.send(this.rpc.request(id, JSON.stringify(method), paramsRaw));
     });
   }
 

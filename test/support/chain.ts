@@ -2,7 +2,8 @@
 // config reader (so defaults are the shipped ones), a runtime made by
 // createChainRuntime, keys and tiers as the key store would hold them, a real memory
 // limiter (its admissions recorded), and a scripted plugin whose routing of each method
-// the test states as data.
+// the test states as data, speaking JSON-RPC 2.0 or (`dialect: '1.0'`) 1.0 as Bitcoin
+// Core does.
 
 import { tierConfig } from './tiers.js';
 import { ALL_PERMITTED, type KeyPermissions, type KeyRecord } from '../../src/auth/key-store.js';
@@ -77,18 +78,19 @@ export const PRUNED = /missing trie node/;
 
 /**
  * A JSON-RPC family whose routing is stated per method by the test (any other method:
- * ordinary, cost 1, labelled by its name); answers judged as EVM nodes' are.
+ * ordinary, cost 1, labelled by its name); answers judged as EVM nodes' are. `extra`
+ * may give it the 1.0 dialect (`{ dialect: '1.0' }`), which its parser reads too.
  */
 export function scriptedPlugin(
   routes: Readonly<Record<string, Partial<Routing>>> = {},
-  extra: Pick<JsonRpcCodec<undefined>, 'fixedReplyIds' | 'subscriptions'> = {},
+  extra: Pick<JsonRpcCodec<undefined>, 'fixedReplyIds' | 'subscriptions' | 'dialect' | 'state'> = {},
 ): ChainPlugin<undefined> {
   return definePlugin<undefined>({
     name: 'scripted',
     contract: 2,
     create(ctx) {
       const jsonrpc: JsonRpcCodec<undefined> = {
-        parse: (text) => parseJsonRpcBody(text, ctx.limits),
+        parse: (text) => parseJsonRpcBody(text, ctx.limits, { dialect: extra.dialect }),
         judge: (_call, reply) => jsonRpcVerdict(reply, PRUNED),
         ...extra,
       };
@@ -196,6 +198,10 @@ export async function bench(config: ChainConfig, plugin: ChainPlugin<undefined>)
     },
   };
 }
+
+/** A JSON-RPC 1.0 item as Bitcoin Core's clients send it; `id` is raw JSON text (undefined: none). */
+export const legacyItem = (id: string | undefined, method: string, params: unknown = []): string =>
+  `{"method":"${method}","params":${JSON.stringify(params)}${id === undefined ? '' : `,"id":${id}`}}`;
 
 /** A JSON-RPC item; `id` is raw JSON text (undefined: a notification). */
 export const item = (id: string | undefined, method: string, params?: unknown): string =>

@@ -66,6 +66,34 @@ export function jsonRpcHandler(answer: (method: string, params: unknown, id: str
 /** Answers every method with `"<node name>:<method>"`. */
 export const echoNode = (name: string): Handler => jsonRpcHandler((method) => ({ result: `${name}:${method}` }));
 
+/**
+ * A JSON-RPC 1.0 node as Bitcoin Core is: an item without "jsonrpc":"2.0" is answered
+ * `{"result","error","id"}` with one of them null (an item without id too, with no id),
+ * a "2.0" item in 2.0 shape (its notifications get nothing).
+ */
+export function legacyRpcHandler(answer: (method: string, params: unknown) => ItemOutcome): Handler {
+  const one = (raw: string): string | undefined => {
+    const item = JSON.parse(raw) as { method: string; params?: unknown; jsonrpc?: unknown };
+    const id = memberRaw(raw, 'id');
+    const outcome = answer(item.method, item.params);
+    if ('raw' in outcome) return outcome.raw;
+    if (item.jsonrpc === '2.0') return id === undefined ? undefined : itemText(id, outcome);
+    const idPart = id === undefined ? '' : `,"id":${id}`;
+    return 'error' in outcome
+      ? `{"result":null,"error":${JSON.stringify(outcome.error)}${idPart}}`
+      : `{"result":${JSON.stringify(outcome.result)},"error":null${idPart}}`;
+  };
+  return (req) => {
+    const items = req.body.trimStart().startsWith('[') ? splitArray(req.body) : undefined;
+    if (items === undefined) return { status: 200, body: one(req.body.trim()) ?? '' };
+    const out = items.map(one).filter((t): t is string => t !== undefined);
+    return { status: 200, body: `[${out.join(',')}]` };
+  };
+}
+
+/** A 1.0 node answering every method with `"<node name>:<method>"`. */
+export const legacyEchoNode = (name: string): Handler => legacyRpcHandler((method) => ({ result: `${name}:${method}` }));
+
 export function methodsOf(body: string): string[] {
   const items = body.trimStart().startsWith('[') ? (splitArray(body) ?? []) : [body];
   return items.map((i) => JSON.parse(i) as { method?: string }).map((i) => i.method ?? '');

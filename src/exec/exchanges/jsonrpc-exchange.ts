@@ -6,6 +6,7 @@
 // sent it. Only answers paired by the gateway's ids may be cached.
 
 import type { CachedAnswer } from '../../cache/cache-store.js';
+import { rpcWriter, type RpcWriter } from '../../jsonrpc/dialect.js';
 import { replyError, withParams } from '../../jsonrpc/envelope.js';
 import { isObjectText, memberRaw, splitArray, withMemberRaw } from '../../jsonrpc/raw-json.js';
 import type {
@@ -34,17 +35,16 @@ const NOTIFIED: Paired = { text: undefined, sure: true };
 /** The ids the gateway gives batch items: their places in the batch. */
 const GATEWAY_ID = /^\d{1,6}$/;
 
-function withId(id: string, member: 'result' | 'error', raw: string): string {
-  return `{"jsonrpc":"2.0","id":${id},"${member}":${raw}}`;
+/** An item as the node gets it in a batch: the gateway's id, the client's method and params as sent. */
+function underGatewayId(rpc: RpcWriter, call: JsonRpcCall, id: number): string {
+  return rpc.item(call, id, memberRaw(call.raw, 'params'));
 }
 
-/** An item as the node gets it in a batch: the gateway's id, the client's method and params as sent. */
-function underGatewayId(call: JsonRpcCall, id: number): string {
-  const method = memberRaw(call.raw, 'method') as string;
-  const params = memberRaw(call.raw, 'params');
-  return params === undefined
-    ? `{"jsonrpc":"2.0","id":${id},"method":${method}}`
-    : `{"jsonrpc":"2.0","id":${id},"method":${method},"params":${params}}`;
+export type { RpcWriter };
+
+/** The writer of a chain's own JSON-RPC answers: its codec's dialect (2.0 without a JSON-RPC codec). */
+export function chainRpc(codec: JsonRpcCodec<unknown> | undefined): RpcWriter {
+  return rpcWriter(codec?.dialect);
 }
 
 /** The chain's answer checks (`verify`), and where their results are counted. */
@@ -57,6 +57,8 @@ export interface AnswerChecks {
 export class JsonRpcExchange implements Exchange<JsonRpcCall, string>, CacheCodec<JsonRpcCall, string> {
   readonly batches = true;
   readonly state: StateIds<JsonRpcCall, string> | undefined;
+  /** The answers this exchange writes itself, in the codec's dialect. */
+  readonly rpc: RpcWriter;
 
   constructor(
     private readonly codec: JsonRpcCodec<unknown>,
@@ -64,8 +66,9 @@ export class JsonRpcExchange implements Exchange<JsonRpcCall, string>, CacheCode
     private readonly view: () => PoolView = () => NO_VIEW,
     private readonly checks?: AnswerChecks,
   ) {
+    this.rpc = chainRpc(codec);
     const notFound = codec.state?.notFound;
-    this.state = notFound === undefined ? undefined : jsonRpcStateIds(notFound);
+    this.state = notFound === undefined ? undefined : jsonRpcStateIds(notFound, this.rpc);
   }
 
   alreadyAccepted(_call: JsonRpcCall, sent: Sent<string>): boolean {
@@ -97,7 +100,7 @@ export class JsonRpcExchange implements Exchange<JsonRpcCall, string>, CacheCode
     const single = calls.length === 1;
     const body = single
       ? (calls[0] as JsonRpcCall).raw
-      : `[${calls.map((c, k) => (c.id === undefined ? c.raw : underGatewayId(c, k))).join(',')}]`;
+      : `[${calls.map((c, k) => (c.id === undefined ? c.raw : underGatewayId(this.rpc, c, k))).join(',')}]`;
     // A hedge that lost is cancelled: left to run, it would hold a connection to a hung node until its attempt timeout.
     const reply = await node.http.postJson(body, timeoutMs, signal, trace);
     if (reply.status === 429) throw new NodeThrottled();
@@ -203,21 +206,23 @@ export class JsonRpcExchange implements Exchange<JsonRpcCall, string>, CacheCode
   }
 
   give(entry: CachedAnswer, call: JsonRpcCall): string {
-    return withId(call.id as string, 'result', entry.body);
+    return this.rpc.result(call.id, entry.body);
   }
 
   /** The same answer for another caller: its id, the node's result or error untouched. */
   share(answer: string, call: JsonRpcCall): string {
-    const id = call.id as string;
+    const { id } = call;
     const result = memberRaw(answer, 'result');
-    if (result !== undefined) return withId(id, 'result', result);
+    if (result !== undefined && result !== 'null') return this.rpc.result(id, result);
+    // A 1.0 answer's error comes with "result":null beside it.
     const error = memberRaw(answer, 'error');
-    return error !== undefined ? withId(id, 'error', error) : answer;
+    if (error !== undefined && error !== 'null') return this.rpc.error(id, error);
+    return result !== undefined ? this.rpc.result(id, result) : answer;
   }
 }
 
 /** JSON-RPC node state: created ids are a create's `result`; a use names its id first in params. */
-function jsonRpcStateIds(notFound: RpcErrorInfo): StateIds<JsonRpcCall, string> {
+function jsonRpcStateIds(notFound: RpcErrorInfo, rpc: RpcWriter): StateIds<JsonRpcCall, string> {
   const notFoundText = JSON.stringify(notFound);
   return {
     created(answer) {
@@ -230,7 +235,7 @@ function jsonRpcStateIds(notFound: RpcErrorInfo): StateIds<JsonRpcCall, string> 
       params[0] = JSON.parse(nodeId) as unknown;
       return withParams(call, params);
     },
-    notFound: (call) => `{"jsonrpc":"2.0","id":${call.id ?? 'null'},"error":${notFoundText}}`,
+    notFound: (call) => rpc.error(call.id, notFoundText),
     gone: (answer) => replyError(answer)?.message === notFound.message,
   };
 }

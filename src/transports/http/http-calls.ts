@@ -64,7 +64,7 @@ export class HttpCalls {
     trace.outcome = outcomeOf(err);
     out.status = err.status;
     if (err.headers !== undefined) for (const k in err.headers) out.set(k, err.headers[k] as string);
-    out.body = errorText(err, chain.handler.http.errorStyle);
+    out.body = errorText(err, chain.handler.http.errorStyle, chain.rpc);
   }
 
   /** A keyed request that became no call: charged, answered with its own error, or with 429 when the key is flooding. */

@@ -160,7 +160,7 @@ export function createTrafficHandler(deps: TrafficDeps): (req: IncomingMessage, 
       const e = new GatewayError('FORBIDDEN', { message: 'This endpoint does not answer pages from this origin' });
       result.outcome = outcomeOf(e);
       out.status = e.status;
-      out.body = errorText(e, chain.handler.http.errorStyle);
+      out.body = errorText(e, chain.handler.http.errorStyle, chain.rpc);
     } else {
       chain.load.inFlight++;
       try {

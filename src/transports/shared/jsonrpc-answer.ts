@@ -2,7 +2,8 @@
 // WebSocket alike: a batch over the tier's cap is refused whole, invalid items get
 // their own error (a request of invalid items only is charged as invalid), the valid
 // ones go through the call path together, and the answer is assembled in request
-// order from the nodes' item text (never re-serialised).
+// order from the nodes' item text (never re-serialised). What the gateway writes
+// itself is in the endpoint's JSON-RPC dialect (`chain.rpc`).
 // Notifications get no item; a request of notifications only has no body (HTTP 204).
 
 import type { CallResult } from '../../exec/attempts/attempts.js';
@@ -12,7 +13,7 @@ import type { RequestOutcome } from '../../exec/request-record.js';
 import { outcomeOf } from '../../exec/request-record.js';
 import type { ChainRuntime } from '../../chain/runtime.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
-import { rpcErrorText } from '../../jsonrpc/envelope.js';
+import type { RpcWriter } from '../../jsonrpc/dialect.js';
 import type { JsonRpcCall, JsonRpcRequest, RpcItem } from '../../plugin/contract.js';
 import type { Admission } from '../../quota/admission.js';
 
@@ -39,8 +40,8 @@ export interface JsonRpcRun {
 }
 
 /** A whole request refused: one error object, never one per item (a refusal costs less than the request). */
-export function refusedWhole(e: GatewayError, admission?: Admission): RpcAnswer {
-  return { status: e.status, body: rpcErrorText(undefined, e.rpcCode, e.message), headers: e.headers, admission, cache: undefined };
+export function refusedWhole(e: GatewayError, rpc: RpcWriter, admission?: Admission): RpcAnswer {
+  return { status: e.status, body: rpc.failure(undefined, e.rpcCode, e.message), headers: e.headers, admission, cache: undefined };
 }
 
 export async function answerJsonRpc(path: CallPath, run: JsonRpcRun): Promise<RpcAnswer> {
@@ -52,7 +53,7 @@ export async function answerJsonRpc(path: CallPath, run: JsonRpcRun): Promise<Rp
     const charged = await path.refused(chain, principal, 'batch');
     const answer = charged.error ?? e;
     trace.outcome = outcomeOf(answer);
-    return refusedWhole(answer, charged.admission);
+    return refusedWhole(answer, chain.rpc, charged.admission);
   }
   const exchange = chain.jsonrpc;
   if (exchange === undefined) throw new Error(`plugin "${chain.config.plugin}" made JSON-RPC calls but has no jsonrpc codec`);
@@ -74,7 +75,7 @@ export async function answerJsonRpc(path: CallPath, run: JsonRpcRun): Promise<Rp
     admission = charged.admission;
     if (charged.error !== undefined) {
       trace.outcome = outcomeOf(charged.error);
-      return refusedWhole(charged.error, admission);
+      return refusedWhole(charged.error, chain.rpc, admission);
     }
   } else {
     const out = await path.run({ chain, principal, calls, exchange, cache: exchange, own: run.own, deadline: run.deadline, trace });
@@ -84,28 +85,31 @@ export async function answerJsonRpc(path: CallPath, run: JsonRpcRun): Promise<Rp
   }
   // The request's outcome is its first item's.
   trace.outcome = resultOutcome(results[0]);
-  return batch ? batchAnswer(items, results, admission, cache) : singleAnswer(items[0] as RpcItem, results[0], admission, cache);
+  const { rpc } = chain;
+  return batch ? batchAnswer(rpc, items, results, admission, cache) : singleAnswer(rpc, items[0] as RpcItem, results[0], admission, cache);
 }
 
-function itemText(item: RpcItem, r: CallResult<string> | undefined): string | undefined {
+function itemText(rpc: RpcWriter, item: RpcItem, r: CallResult<string> | undefined): string | undefined {
   if (r === undefined) return undefined;
-  if (isGatewayError(r)) return rpcErrorText(item.id, r.rpcCode, r.message);
+  if (isGatewayError(r)) return rpc.failure(item.id, r.rpcCode, r.message);
   return r.answer;
 }
 
 function singleAnswer(
+  rpc: RpcWriter,
   item: RpcItem,
   r: CallResult<string> | undefined,
   admission: Admission | undefined,
   cache: RpcAnswer['cache'],
 ): RpcAnswer {
-  const text = itemText(item, r);
+  const text = itemText(rpc, item, r);
   if (text === undefined) return { status: 204, body: null, headers: undefined, admission, cache };
   if (!isGatewayError(r)) return { status: 200, body: text, headers: undefined, admission, cache };
   return { status: r.status, body: text, headers: r.headers, admission, cache };
 }
 
 function batchAnswer(
+  rpc: RpcWriter,
   items: readonly RpcItem[],
   results: ReadonlyArray<CallResult<string> | undefined>,
   admission: Admission | undefined,
@@ -116,7 +120,7 @@ function batchAnswer(
   let allSameError = true;
   for (let i = 0; i < items.length; i++) {
     const r = results[i];
-    const text = itemText(items[i] as RpcItem, r);
+    const text = itemText(rpc, items[i] as RpcItem, r);
     if (text === undefined) continue;
     parts.push(text);
     if (!isGatewayError(r)) allSameError = false;

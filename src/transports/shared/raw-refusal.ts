@@ -6,15 +6,17 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { GatewayError } from '../../errors.js';
+import { JSONRPC_2, type RpcWriter } from '../../jsonrpc/dialect.js';
 import type { ErrorStyle } from '../../plugin/contract.js';
 import { errorText } from './answers.js';
 
-export function refuseSocket(socket: Duplex, err: GatewayError, style: ErrorStyle = 'rest'): void {
+/** `rpc`: the endpoint's JSON-RPC dialect; 2.0 where no endpoint is known yet. */
+export function refuseSocket(socket: Duplex, err: GatewayError, style: ErrorStyle = 'rest', rpc: RpcWriter = JSONRPC_2): void {
   if (!socket.writable) {
     socket.destroy();
     return;
   }
-  const body = errorText(err, style);
+  const body = errorText(err, style, rpc);
   let extra = '';
   if (err.headers !== undefined) for (const k in err.headers) extra += `${k}: ${err.headers[k] as string}\r\n`;
   socket.end(

@@ -226,7 +226,7 @@ export class WsGateway {
   private refused(socket: Duplex, chain: ChainRuntime, err: unknown): void {
     const e = isGatewayError(err) ? err : new GatewayError('UNAVAILABLE', { cause: err });
     this.deps.metrics.requests.inc({ chain: chain.name, method: 'other', outcome: outcomeOf(e), transport: 'ws' });
-    refuseSocket(socket, e, chain.handler.http?.errorStyle);
+    refuseSocket(socket, e, chain.handler.http?.errorStyle, chain.rpc);
   }
 
   /** A key changed in the store: its connections take the new record, or close if it no longer works. */

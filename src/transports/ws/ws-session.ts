@@ -13,6 +13,7 @@ import type { CallAccess } from '../../exec/access.js';
 import type { Principal } from '../../exec/principal.js';
 import type { CallResult } from '../../exec/attempts/attempts.js';
 import type { CallPath, OwnCalls } from '../../exec/call-path.js';
+import type { RpcWriter } from '../../exec/exchanges/jsonrpc-exchange.js';
 import { newOutcome, outcomeOf, recordRequest, type RequestOutcome } from '../../exec/request-record.js';
 import { clientRefusal, type ClientFacts, type RestrictionReason } from '../../exec/restrict.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
@@ -192,7 +193,7 @@ export class WsSession implements Subscriber {
     } catch (err) {
       const e = isGatewayError(err) ? err : new GatewayError('UPSTREAM_FAILED', { cause: err });
       result.outcome = outcomeOf(e);
-      const text = errorText(e, 'jsonrpc');
+      const text = errorText(e, 'jsonrpc', rt.rpc);
       result.bytesOut = Buffer.byteLength(text);
       this.send(text, 'answers');
       if (!isGatewayError(err))
@@ -222,7 +223,7 @@ export class WsSession implements Subscriber {
   ): Promise<string | null> {
     const refuse = (e: GatewayError): string => {
       result.outcome = outcomeOf(e);
-      return errorText(e, 'jsonrpc');
+      return errorText(e, 'jsonrpc', rt.rpc);
     };
     const codec = rt.handler.jsonrpc;
     if (codec === undefined) return refuse(new GatewayError('ENDPOINT_NOT_FOUND', { message: 'This endpoint no longer serves WebSocket' }));
@@ -264,7 +265,7 @@ export class WsSession implements Subscriber {
       claims: (call) => ids.methods[call.method] !== undefined || unsubscribes.includes(call.method),
       answer: async (call): Promise<CallResult<string>> => {
         const unsubscribe = ids.methods[call.method];
-        if (unsubscribe === undefined) return this.unsubscribe(call, ids);
+        if (unsubscribe === undefined) return this.unsubscribe(call, ids, rt.rpc);
         // A notification could never learn its subscription's id.
         if (call.id === undefined) return { answer: undefined, verdict: 'ok', sure: false };
         if (this.subs.size + this.subscribing >= tier.wsSubscriptions) {
@@ -297,7 +298,7 @@ export class WsSession implements Subscriber {
         }
         if ('refusal' in r) {
           giveBack();
-          return { answer: `{"jsonrpc":"2.0","id":${call.id},"error":${r.refusal}}`, verdict: 'chain_error', sure: false };
+          return { answer: rt.rpc.error(call.id, r.refusal), verdict: 'chain_error', sure: false };
         }
         if (this.closing) {
           giveBack();
@@ -306,7 +307,7 @@ export class WsSession implements Subscriber {
         }
         this.subs.add(r.id);
         if (held !== undefined) this.accountSlots.set(r.id, held);
-        return { answer: `{"jsonrpc":"2.0","id":${call.id},"result":${r.id}}`, verdict: 'ok', sure: false };
+        return { answer: rt.rpc.result(call.id, r.id), verdict: 'ok', sure: false };
       },
     };
   }
@@ -332,7 +333,7 @@ export class WsSession implements Subscriber {
     return [set, slot];
   }
 
-  private unsubscribe(call: JsonRpcCall, ids: SubscriptionCodec): CallResult<string> {
+  private unsubscribe(call: JsonRpcCall, ids: SubscriptionCodec, rpc: RpcWriter): CallResult<string> {
     const target = Array.isArray(call.params) ? (call.params as unknown[])[0] : undefined;
     const id = typeof target === 'string' || typeof target === 'number' ? JSON.stringify(target) : undefined;
     const found = id !== undefined && this.subs.delete(id);
@@ -347,7 +348,7 @@ export class WsSession implements Subscriber {
     if (call.id === undefined) return { answer: undefined, verdict: 'ok', sure: false };
     // As the family's nodes answer an id they do not know.
     return found
-      ? { answer: `{"jsonrpc":"2.0","id":${call.id},"result":true}`, verdict: 'ok', sure: false }
-      : { answer: `{"jsonrpc":"2.0","id":${call.id},"error":${JSON.stringify(ids.unknownId)}}`, verdict: 'chain_error', sure: false };
+      ? { answer: rpc.result(call.id, 'true'), verdict: 'ok', sure: false }
+      : { answer: rpc.error(call.id, JSON.stringify(ids.unknownId)), verdict: 'chain_error', sure: false };
   }
 }

@@ -1,7 +1,8 @@
 // Reading a node's pub/sub notification and writing it under a client's id.
 
 import { expect } from 'chai';
-import { notificationText, readNotification } from '../../../src/jsonrpc/pubsub.js';
+import { JSONRPC_1, JSONRPC_2 } from '../../../src/jsonrpc/dialect.js';
+import { readNotification } from '../../../src/jsonrpc/pubsub.js';
 
 describe('JSON-RPC pub/sub notifications', () => {
   it('reads the node’s subscription id and result as raw text', () => {
@@ -24,10 +25,16 @@ describe('JSON-RPC pub/sub notifications', () => {
   });
 
   it('writes the notification under the client’s id with the result bytes untouched', () => {
-    const text = notificationText('"eth_subscription"', '"0xclient"', '{"n":1.50,"s":"\\u0041"}');
+    const text = JSONRPC_2.notification('"eth_subscription"', '"0xclient"', '{"n":1.50,"s":"\\u0041"}');
     expect(text).to.equal(
       '{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"0xclient","result":{"n":1.50,"s":"\\u0041"}}}',
     );
     expect(readNotification(text)?.result).to.equal('{"n":1.50,"s":"\\u0041"}');
+  });
+
+  it('reads and writes 1.0 notifications, which carry id null and no "jsonrpc"', () => {
+    const text = JSONRPC_1.notification('"x_subscription"', '"0xclient"', '[1]');
+    expect(text).to.equal('{"method":"x_subscription","params":{"subscription":"0xclient","result":[1]},"id":null}');
+    expect(readNotification(text)).to.deep.equal({ method: '"x_subscription"', subscription: '"0xclient"', result: '[1]' });
   });
 });

@@ -117,6 +117,23 @@ describe('subscription hub (src/subscriptions/hub.ts)', () => {
     expect(upstream.map(([, o]) => o)).to.deep.equal(['ok', 'ok']);
   });
 
+  it('speaks a 1.0 codec’s dialect: its subscribe calls carry no "jsonrpc", its notifications come as 1.0 ones', async () => {
+    hub.close(1001, 'replaced');
+    hub = new SubscriptionHub(pool, { ...codec, dialect: '1.0' }, ids, { timeoutMs: 2_000, maxMessageBytes: 1 << 20, observer });
+    const client = new Client();
+    const id = idOf(await hub.subscribe(client, subscribeCall(['newHeads']), 'eth_unsubscribe'));
+    const sent = ['a', 'b'].flatMap((n) => devnet.node(n).received.filter((r) => r.method === 'WS' && r.body.includes('eth_subscribe')));
+    expect(sent.map((r) => JSON.parse(r.body) as Record<string, unknown>)).to.deep.equal([
+      { method: 'eth_subscribe', params: ['newHeads'], id: 1 },
+    ]);
+    advance();
+    await until(() => client.delivered.length === 1, { what: 'the client gets the new head' });
+    const n = JSON.parse(client.delivered[0] as string) as Record<string, unknown>;
+    expect(Object.keys(n)).to.deep.equal(['method', 'params', 'id']);
+    expect(n).to.deep.include({ method: 'eth_subscription', id: null });
+    expect(client.subscriptionIds()).to.deep.equal([id]);
+  });
+
   it('makes identical subscriptions asked for at once on one node subscription', async () => {
     const results = await Promise.all(
       [new Client(), new Client(), new Client()].map((c) => hub.subscribe(c, subscribeCall(['newHeads']), 'eth_unsubscribe')),
