@@ -10,7 +10,7 @@ import { ALL_PERMITTED, type KeyPermissions, type KeyRecord } from '../../src/au
 import { MemoryCacheStore } from '../../src/cache/cache-store.js';
 import { closeChainRuntime, createChainRuntime, runtimeOptions, type ChainRuntime } from '../../src/chain/runtime.js';
 import { parseConfig } from '../../src/config/load.js';
-import type { ChainConfig, TierConfig } from '../../src/config/types.js';
+import type { ChainConfig, ServerConfig, TierConfig } from '../../src/config/types.js';
 import { CallAccess } from '../../src/exec/access.js';
 import type { Principal } from '../../src/exec/principal.js';
 import { CallPath, type OwnCalls, type RunResult } from '../../src/exec/call-path.js';
@@ -108,6 +108,12 @@ export function scriptedPlugin(
   });
 }
 
+/** The shipped server limits, as the config reader makes them (a config needs a chain to be valid). */
+export async function serverConfig(): Promise<ServerConfig> {
+  const text = `tiers: { t: {} }\nchains:\n  c: { plugin: evm, route: { path: /c }, nodes: [{ name: n, url: "http://127.0.0.1:1", role: full }] }\n`;
+  return (await parseConfig(text, '/test.yaml', {})).server;
+}
+
 export interface Bench {
   readonly rt: ChainRuntime;
   readonly metrics: Metrics;
@@ -130,14 +136,7 @@ export interface Bench {
 export async function bench(config: ChainConfig, plugin: ChainPlugin<undefined>): Promise<Bench> {
   const metrics = new Metrics();
   const caches = { memory: new MemoryCacheStore(1 << 20, 1 << 16), redis: undefined };
-  // The shipped server limits (a config needs a chain to be valid).
-  const server = (
-    await parseConfig(
-      `tiers: { t: {} }\nchains:\n  c: { plugin: evm, route: { path: /c }, nodes: [{ name: n, url: "http://127.0.0.1:1", role: full }] }\n`,
-      '/test.yaml',
-      {},
-    )
-  ).server;
+  const server = await serverConfig();
   const rt = createChainRuntime(config, plugin, metrics, silentLogger, runtimeOptions(server, caches));
   const limiter = await MemoryLimiter.open(undefined);
   const admits: number[] = [];

@@ -1,8 +1,10 @@
 // gRPC calls for tests through a real @grpc/grpc-js client, messages as raw bytes (the
 // gateway relays them unread): the status, its details, the trailing metadata, and
-// the answer.
+// the answer; and raw calls on a plain HTTP/2 session for what no gRPC client sends.
 
 import * as grpc from '@grpc/grpc-js';
+import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http2';
+import { decodeGrpcMessage } from '../../src/grpc-wire/status.js';
 
 /** A method every devnet gRPC node answers. */
 export const PARAMS = '/cosmos.auth.v1beta1.Query/Params';
@@ -42,4 +44,52 @@ export function unary(
       trailing = s.metadata.getMap();
     });
   });
+}
+
+/** What a plain HTTP/2 client saw of one call: the status in the trailers, or in the headers of a trailers-only answer. */
+export interface RawAnswer {
+  readonly headers: IncomingHttpHeaders;
+  readonly trailers: IncomingHttpHeaders | undefined;
+  readonly body: Buffer;
+  /** grpc-status, undefined when there is none (an HTTP refusal, a cut call). */
+  readonly code: number | undefined;
+  /** grpc-message, percent-decoded. */
+  readonly details: string;
+}
+
+/**
+ * One call on a plain HTTP/2 session, for what a gRPC client library would never send
+ * (another method or content type, two messages, no end): `body` is written as it is,
+ * and the request ended unless `end` is false.
+ */
+export function rawCall(
+  session: ClientHttp2Session,
+  headers: OutgoingHttpHeaders,
+  body: readonly Buffer[] = [],
+  end = true,
+): { stream: ClientHttp2Stream; answer: Promise<RawAnswer> } {
+  const stream = session.request({ ':method': 'POST', 'content-type': 'application/grpc', te: 'trailers', ...headers });
+  stream.on('error', () => undefined);
+  const answer = new Promise<RawAnswer>((resolve) => {
+    let got: IncomingHttpHeaders = {};
+    let trailers: IncomingHttpHeaders | undefined;
+    const chunks: Buffer[] = [];
+    stream.on('response', (h) => (got = h));
+    stream.on('trailers', (t) => (trailers = t));
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('close', () => {
+      const status = trailers ?? got;
+      const code = status['grpc-status'];
+      resolve({
+        headers: got,
+        trailers,
+        body: Buffer.concat(chunks),
+        code: code === undefined ? undefined : Number(code),
+        details: decodeGrpcMessage(status['grpc-message']),
+      });
+    });
+  });
+  for (const b of body) stream.write(b);
+  if (end) stream.end();
+  return { stream, answer };
 }
