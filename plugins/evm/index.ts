@@ -13,6 +13,7 @@ import {
   definePlugin,
   exactNames,
   hexSubscriptionId,
+  idFirstUnsubscribe,
   intOption,
   jsonRpcAtRoot,
   jsonRpcVerdict,
@@ -71,6 +72,7 @@ function createHandler(o: EvmOptions): ChainHandler<undefined> {
       methods: Object.fromEntries(o.namespaces.map((ns) => [`${ns}_subscribe`, `${ns}_unsubscribe`])),
       newId: hexSubscriptionId,
       unknownId: { code: -32000, message: 'subscription not found' },
+      unsubscribe: idFirstUnsubscribe,
     },
   };
 

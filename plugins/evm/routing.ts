@@ -11,6 +11,7 @@
 import {
   FINAL_TTL_MS,
   globMatcher,
+  isJsonRpcCall,
   memberRaw,
   methodTable,
   splitMethod,
@@ -101,8 +102,8 @@ const HEAD_READ: LatestPolicy = Object.freeze({
 /** A call whose block parameter at `at` is `latest` (or absent), pinned to a number. */
 function pinParam(at: number): LatestPolicy {
   return Object.freeze({
-    pin(call: Call, height: number): Call {
-      if (call.kind !== 'jsonrpc' || !Array.isArray(call.params)) return call;
+    pin<C extends Call>(call: C, height: number): C {
+      if (!isJsonRpcCall(call) || !Array.isArray(call.params)) return call;
       const params = [...(call.params as unknown[])];
       if (params.length < at) return call;
       params[at] = hex(height);
@@ -113,8 +114,8 @@ function pinParam(at: number): LatestPolicy {
 
 /** A getLogs filter whose range ends (or starts) at `latest`, pinned to a number. */
 const PIN_LOGS: LatestPolicy = Object.freeze({
-  pin(call: Call, height: number): Call {
-    if (call.kind !== 'jsonrpc' || !Array.isArray(call.params)) return call;
+  pin<C extends Call>(call: C, height: number): C {
+    if (!isJsonRpcCall(call) || !Array.isArray(call.params)) return call;
     const f = (call.params as unknown[])[0] as Record<string, unknown> | undefined;
     if (f === null || typeof f !== 'object') return call;
     const pinned = { ...f };

@@ -11,6 +11,7 @@ import {
   definePlugin,
   FINAL_TTL_MS,
   hexSubscriptionId,
+  idFirstUnsubscribe,
   intOption,
   jsonRpcAtRoot,
   jsonRpcSame,
@@ -177,7 +178,12 @@ function createHandler(o: ObjectxOptions): ChainHandler<undefined> {
   const jsonrpc: JsonRpcCodec<undefined> = {
     parse: (text) => parseJsonRpcBody(text, limits),
     judge: (_call, reply) => jsonRpcVerdict(reply, PRUNED),
-    subscriptions: { methods, newId: hexSubscriptionId, unknownId: { code: -32000, message: 'subscription not found' } },
+    subscriptions: {
+      methods,
+      newId: hexSubscriptionId,
+      unknownId: { code: -32000, message: 'subscription not found' },
+      unsubscribe: idFirstUnsubscribe,
+    },
     // A transaction block a node executed already is accepted all the same.
     alreadyAccepted: (reply) => reply.error !== undefined && EXECUTED.test(reply.error.message),
   };

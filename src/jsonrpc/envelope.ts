@@ -4,7 +4,7 @@
 // call this. The gateway's own answers are written by dialect.ts.
 
 import { GatewayError } from '../errors.js';
-import type { InvalidItem, JsonLimits, JsonRpcCall, JsonRpcRequest, RpcItem } from '../plugin/contract.js';
+import type { Call, InvalidItem, JsonLimits, JsonRpcCall, JsonRpcRequest, RpcItem } from '../plugin/contract.js';
 import { JSONRPC_2, rewrittenItem, type JsonRpcDialect } from './dialect.js';
 import { ENVELOPE_NAMES, memberNameProblem, unambiguousId, type ExactNames } from './member-names.js';
 import { arrayLongerThan, fewOpenings, memberRaw, nestingDepth, splitArray } from './raw-json.js';
@@ -165,8 +165,13 @@ export function replyError(text: string): { code: number; message: string } | un
   }
 }
 
+/** Is this call a JSON-RPC item? A guard that keeps the call's own type (a generic `pin` returns what it was given). */
+export function isJsonRpcCall<C extends Call>(call: C): call is C & JsonRpcCall {
+  return call.kind === 'jsonrpc';
+}
+
 /** A call like `call` with other params, its id, method and JSON-RPC version as sent (pinning a height, cutting a range). */
-export function withParams(call: JsonRpcCall, params: readonly unknown[]): JsonRpcCall {
+export function withParams<C extends JsonRpcCall>(call: C, params: readonly unknown[]): C {
   const text = JSON.stringify(params);
   return { ...call, params, raw: rewrittenItem(call, call.id, text) };
 }

@@ -238,8 +238,8 @@ export interface TargetReader {
 
 /** How a call at the chain's latest state is kept on one head. */
 export interface LatestPolicy {
-  /** The same call reading exactly `height` (EVM: `latest` → "0x…"); absent when the call cannot name one. */
-  pin?(call: Call, height: number): Call;
+  /** The same call reading exactly `height` (EVM: `latest` → "0x…"), of the same kind; absent when the call cannot name one. */
+  pin?<C extends Call>(call: C, height: number): C;
   /** For reads of the head itself: the height an answer gives, and the answer giving another. */
   readonly head?: HeadReader;
 }
@@ -416,6 +416,18 @@ export interface SubscriptionCodec {
   newId(): string;
   /** The error an unsubscribe of an id the connection does not hold is answered with, as the family's nodes answer it. */
   readonly unknownId: RpcErrorInfo;
+  /** How the family's unsubscribe names its subscription and is answered (geth and Sui alike: `idFirstUnsubscribe`). */
+  readonly unsubscribe: UnsubscribeConvention;
+}
+
+/** How a family's unsubscribe call names the subscription it ends, and what it answers. */
+export interface UnsubscribeConvention {
+  /** The subscription id (raw JSON) an unsubscribe's params name, or undefined when they name none. */
+  idOf(params: unknown): string | undefined;
+  /** The params (raw JSON) of an unsubscribe of subscription `id` (raw JSON), as sent to a node. */
+  params(id: string): string;
+  /** The result (raw JSON) of an unsubscribe that ended a subscription. */
+  readonly done: string;
 }
 
 /**

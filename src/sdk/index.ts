@@ -60,12 +60,20 @@ export type {
 // Option schemas are built with TypeBox; plugins import it from here only.
 export { Type, type Static, type TSchema } from '@sinclair/typebox';
 export { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
-export { parseJsonRpcBody, rpcErrorText, replyError, withParams, DEFAULT_JSONRPC_LIMITS, type MetaReader } from '../jsonrpc/envelope.js';
+export {
+  parseJsonRpcBody,
+  rpcErrorText,
+  replyError,
+  withParams,
+  isJsonRpcCall,
+  DEFAULT_JSONRPC_LIMITS,
+  type MetaReader,
+} from '../jsonrpc/envelope.js';
 export { exactNames, type ExactNames } from '../jsonrpc/member-names.js';
 export { isObjectText, memberRaw, splitArray, withMemberRaw } from '../jsonrpc/raw-json.js';
 export { jsonRpcVerdict, methodTable, splitMethod } from './jsonrpc-verdict.js';
 export { jsonRpcAtRoot } from './jsonrpc-http.js';
-export { hexSubscriptionId } from './subscriptions.js';
+export { hexSubscriptionId, idFirstUnsubscribe } from './subscriptions.js';
 export { atHeight, decimalHeader, decimalHeight, fullFloor, retention, type HeightRouting } from './heights.js';
 export {
   checkOptions,

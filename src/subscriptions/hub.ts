@@ -294,7 +294,7 @@ export class SubscriptionHub implements NodeSocketOwner<Shared> {
       if (this.sockets.get(socket.node) === socket) this.sockets.delete(socket.node);
       socket.close();
     } else {
-      socket.call(shared.unsubscribe, `[${nodeId}]`, this.options.timeoutMs, () => undefined).catch(() => undefined);
+      socket.call(shared.unsubscribe, this.ids.unsubscribe.params(nodeId), this.options.timeoutMs, () => undefined).catch(() => undefined);
     }
   }
 

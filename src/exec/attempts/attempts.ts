@@ -372,9 +372,9 @@ function readsLatest(routing: Routing): boolean {
 /** The calls at `indices`, each one at the latest state pinned to `height` where its plugin can name one. */
 function pinAll<C extends Call>(calls: readonly C[], routings: readonly Routing[], indices: readonly number[], height: number): C[] {
   return indices.map((i) => {
+    const call = calls[i] as C;
     const pin = (routings[i] as Routing).latest?.pin;
-    // The plugin pins a call of its own kind: C in, C out.
-    return pin === undefined ? (calls[i] as C) : (pin(calls[i] as C, height) as C);
+    return pin === undefined ? call : pin(call, height);
   });
 }
 

@@ -78,7 +78,7 @@ export class ChainConsensus {
     const served = this.pool.servedHead;
     // Every node answers at the served head: honest nodes a block apart would differ.
     const pinnedAt = pin !== undefined ? served : undefined;
-    const sent = pinnedAt !== undefined && pin !== undefined ? (pin(call, pinnedAt) as C) : call;
+    const sent = pinnedAt !== undefined && pin !== undefined ? pin(call, pinnedAt) : call;
     const rule = this.codec.rule(sent);
     return rule === undefined ? undefined : { call: sent, rule, pinnedAt };
   }

@@ -16,8 +16,7 @@ export function pinLatest<C extends Call, A>(pool: NodePool, records: ReadonlyAr
   if (served === undefined || !pool.aheadOfServed) return;
   for (const rec of records) {
     const pin = rec.routing.latest?.pin;
-    // The plugin pins a call of its own kind: C in, C out.
-    if (pin !== undefined) rec.call = pin(rec.call, served) as C;
+    if (pin !== undefined) rec.call = pin(rec.call, served);
   }
 }
 

@@ -334,8 +334,7 @@ export class WsSession implements Subscriber {
   }
 
   private unsubscribe(call: JsonRpcCall, ids: SubscriptionCodec, rpc: RpcWriter): CallResult<string> {
-    const target = Array.isArray(call.params) ? (call.params as unknown[])[0] : undefined;
-    const id = typeof target === 'string' || typeof target === 'number' ? JSON.stringify(target) : undefined;
+    const id = ids.unsubscribe.idOf(call.params);
     const found = id !== undefined && this.subs.delete(id);
     if (found && id !== undefined) {
       this.deps.runtime(this.chain)?.subscriptions?.unsubscribe(id);
@@ -348,7 +347,7 @@ export class WsSession implements Subscriber {
     if (call.id === undefined) return { answer: undefined, verdict: 'ok', sure: false };
     // As the family's nodes answer an id they do not know.
     return found
-      ? { answer: rpc.result(call.id, 'true'), verdict: 'ok', sure: false }
+      ? { answer: rpc.result(call.id, ids.unsubscribe.done), verdict: 'ok', sure: false }
       : { answer: rpc.error(call.id, JSON.stringify(ids.unknownId)), verdict: 'chain_error', sure: false };
   }
 }

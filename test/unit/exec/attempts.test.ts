@@ -12,8 +12,8 @@ import { forward, type CallResult, type ForwardOptions } from '../../../src/exec
 import type { Exchange, ForwardObserver, RetryReason, Sent } from '../../../src/exec/exchanges/exchange.js';
 import type { UpstreamOutcome } from '../../../src/exec/outcome.js';
 import { JsonRpcExchange } from '../../../src/exec/exchanges/jsonrpc-exchange.js';
-import { DEFAULT_JSONRPC_LIMITS, withParams } from '../../../src/jsonrpc/envelope.js';
-import type { JsonRpcCall, JsonRpcCodec, Routing } from '../../../src/plugin/contract.js';
+import { DEFAULT_JSONRPC_LIMITS, isJsonRpcCall, withParams } from '../../../src/jsonrpc/envelope.js';
+import type { Call, JsonRpcCall, JsonRpcCodec, Routing } from '../../../src/plugin/contract.js';
 import { CallAborted, NodeFailure } from '../../../src/pool/failures.js';
 import type { PoolNode } from '../../../src/pool/pool-node.js';
 import { NodePool } from '../../../src/pool/pool.js';
@@ -392,7 +392,9 @@ describe('attempt loop (src/exec/attempts/attempts.ts)', () => {
       archive: false,
       cost: 1,
       label: 'm',
-      latest: { pin: (call, h) => withParams(call as JsonRpcCall, [`0x${h.toString(16)}`]) },
+      latest: {
+        pin: <C extends Call>(call: C, h: number): C => (isJsonRpcCall(call) ? withParams(call, [`0x${h.toString(16)}`]) : call),
+      },
     };
     let ahead: RpcNode;
     let behind: RpcNode;

@@ -263,5 +263,55 @@ describe('JSON-RPC 1.0 endpoints (JsonRpcCodec.dialect)', () => {
         await devnet.close();
       }
     });
+
+    it('reads and answers an unsubscribe as the family’s convention says (SubscriptionCodec.unsubscribe)', async () => {
+      const devnet = await startDevnet([{ network: 'h', family: 'evm', name: 'a', role: 'full' }], { blockTimeMs: 0, noControl: true });
+      const geth = evm.create({ chain: 'c', options: {}, limits: DEFAULT_JSONRPC_LIMITS }).jsonrpc?.subscriptions;
+      if (geth === undefined) throw new Error('the EVM plugin has subscriptions');
+      // A family that names the subscription in an object and answers "unsubscribed"; its nodes still take [id].
+      const subscriptions = {
+        ...geth,
+        unsubscribe: {
+          idOf: (params: unknown): string | undefined => {
+            const id = (params as { subscription?: unknown } | null)?.subscription;
+            return typeof id === 'string' ? JSON.stringify(id) : undefined;
+          },
+          params: (id: string): string => `[${id}]`,
+          done: '"unsubscribed"',
+        },
+      };
+      const pubsub = await bench(
+        await chainConfig([{ name: 'a', url: devnet.node('a').url, role: 'full' }]),
+        scriptedPlugin({}, { dialect: '1.0', subscriptions }),
+      );
+      try {
+        const { ws, messages } = await connect(pubsub);
+        // Two subscriptions on the node: ending one leaves the node's socket open, so the node is sent an unsubscribe.
+        ws.send(legacyItem('1', 'eth_subscribe', ['newHeads']));
+        ws.send(legacyItem('9', 'eth_subscribe', ['newPendingTransactions']));
+        await until(() => messages.length === 2, { what: 'both subscriptions are answered' });
+        const answers = messages.map((m) => objects(m)[0] as { result: string; id: number });
+        const id = (answers.find((a) => a.id === 1) as { result: string }).result;
+        // geth's form names no subscription here: answered as an unknown one.
+        ws.send(legacyItem('2', 'eth_unsubscribe', [id]));
+        await until(() => messages.length === 3, { what: 'the first unsubscribe is answered' });
+        ws.send(legacyItem('3', 'eth_unsubscribe', { subscription: id }));
+        await until(() => messages.length === 4, { what: 'the second unsubscribe is answered' });
+        expect(messages.slice(2)).to.deep.equal([
+          `{"result":null,"error":${JSON.stringify(geth.unknownId)},"id":2}`,
+          '{"result":"unsubscribed","error":null,"id":3}',
+        ]);
+        // The node's subscription ended with it: the node is sent its own unsubscribe, in the form its nodes take.
+        await until(
+          () => devnet.node('a').received.some((r) => r.method === 'WS' && /"eth_unsubscribe","params":\["0x[0-9a-f]+"\]/.test(r.body)),
+          {
+            what: 'the node is unsubscribed',
+          },
+        );
+      } finally {
+        await pubsub.close();
+        await devnet.close();
+      }
+    });
   });
 });

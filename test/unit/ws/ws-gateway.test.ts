@@ -8,6 +8,7 @@
 // connections end (the key revoked, a reload, missed pings, shutdown).
 
 import { expect } from 'chai';
+import { idFirstUnsubscribe } from '../../../src/sdk/subscriptions.js';
 import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import WebSocket from 'ws';
@@ -35,6 +36,7 @@ const PUBSUB = {
     methods: { t_subscribe: 't_unsubscribe' },
     newId: () => '"0x1"',
     unknownId: { code: -32000, message: 'subscription not found' },
+    unsubscribe: idFirstUnsubscribe,
   },
 };
 
