@@ -12,10 +12,10 @@ import WebSocket, { WebSocketServer } from 'ws';
 import type { KeyPermissions } from '../../../src/auth/key-store.js';
 import { newOutcome } from '../../../src/exec/request-record.js';
 import evm from '../../../plugins/evm/index.js';
-import { startDevnet } from '../../../src/devnet/index.js';
+import { startDevnet, type Devnet } from '../../../src/devnet/index.js';
 import { DEFAULT_JSONRPC_LIMITS } from '../../../src/jsonrpc/envelope.js';
 import { silentLogger } from '../../../src/ops/log.js';
-import type { Routing, StateConvention } from '../../../src/plugin/contract.js';
+import type { Routing, StateConvention, SubscriptionCodec } from '../../../src/plugin/contract.js';
 import { MemoryConnectionSlots } from '../../../src/quota/connection-slots.js';
 import { answerJsonRpc, type RpcAnswer } from '../../../src/transports/shared/jsonrpc-answer.js';
 import { WsSession } from '../../../src/transports/ws/ws-session.js';
@@ -231,13 +231,26 @@ describe('JSON-RPC 1.0 endpoints (JsonRpcCodec.dialect)', () => {
       expect(binary).to.deep.equal({ result: null, error: { code: -32600, message: 'Send JSON-RPC requests as text messages' }, id: null });
     });
 
-    it('answers subscribe and unsubscribe calls and delivers notifications in the 1.0 shape', async () => {
-      const devnet = await startDevnet([{ network: 'h', family: 'evm', name: 'a', role: 'full' }], { blockTimeMs: 0, noControl: true });
+    /** geth's subscriptions, as the EVM plugin declares them. */
+    const geth = (): SubscriptionCodec => {
       const subscriptions = evm.create({ chain: 'c', options: {}, limits: DEFAULT_JSONRPC_LIMITS }).jsonrpc?.subscriptions;
+      if (subscriptions === undefined) throw new Error('the EVM plugin has subscriptions');
+      return subscriptions;
+    };
+
+    /** A 1.0 endpoint with these subscriptions, in front of one devnet EVM node that makes no block by itself. */
+    async function pubsubOn(subscriptions: SubscriptionCodec): Promise<{ devnet: Devnet; pubsub: Bench }> {
+      const devnet = await startDevnet([{ network: 'h', family: 'evm', name: 'a', role: 'full' }], { blockTimeMs: 0, noControl: true });
       const pubsub = await bench(
         await chainConfig([{ name: 'a', url: devnet.node('a').url, role: 'full' }]),
         scriptedPlugin({}, { dialect: '1.0', subscriptions }),
       );
+      return { devnet, pubsub };
+    }
+
+    it('answers subscribe and unsubscribe calls and delivers notifications in the 1.0 shape', async () => {
+      const subscriptions = geth();
+      const { devnet, pubsub } = await pubsubOn(subscriptions);
       try {
         const { ws, messages } = await connect(pubsub);
         ws.send(legacyItem('1', 'eth_subscribe', ['newHeads']));
@@ -265,12 +278,10 @@ describe('JSON-RPC 1.0 endpoints (JsonRpcCodec.dialect)', () => {
     });
 
     it('reads and answers an unsubscribe as the family’s convention says (SubscriptionCodec.unsubscribe)', async () => {
-      const devnet = await startDevnet([{ network: 'h', family: 'evm', name: 'a', role: 'full' }], { blockTimeMs: 0, noControl: true });
-      const geth = evm.create({ chain: 'c', options: {}, limits: DEFAULT_JSONRPC_LIMITS }).jsonrpc?.subscriptions;
-      if (geth === undefined) throw new Error('the EVM plugin has subscriptions');
+      const ours = geth();
       // A family that names the subscription in an object and answers "unsubscribed"; its nodes still take [id].
-      const subscriptions = {
-        ...geth,
+      const { devnet, pubsub } = await pubsubOn({
+        ...ours,
         unsubscribe: {
           idOf: (params: unknown): string | undefined => {
             const id = (params as { subscription?: unknown } | null)?.subscription;
@@ -279,11 +290,7 @@ describe('JSON-RPC 1.0 endpoints (JsonRpcCodec.dialect)', () => {
           params: (id: string): string => `[${id}]`,
           done: '"unsubscribed"',
         },
-      };
-      const pubsub = await bench(
-        await chainConfig([{ name: 'a', url: devnet.node('a').url, role: 'full' }]),
-        scriptedPlugin({}, { dialect: '1.0', subscriptions }),
-      );
+      });
       try {
         const { ws, messages } = await connect(pubsub);
         // Two subscriptions on the node: ending one leaves the node's socket open, so the node is sent an unsubscribe.
@@ -298,7 +305,7 @@ describe('JSON-RPC 1.0 endpoints (JsonRpcCodec.dialect)', () => {
         ws.send(legacyItem('3', 'eth_unsubscribe', { subscription: id }));
         await until(() => messages.length === 4, { what: 'the second unsubscribe is answered' });
         expect(messages.slice(2)).to.deep.equal([
-          `{"result":null,"error":${JSON.stringify(geth.unknownId)},"id":2}`,
+          `{"result":null,"error":${JSON.stringify(ours.unknownId)},"id":2}`,
           '{"result":"unsubscribed","error":null,"id":3}',
         ]);
         // The node's subscription ended with it: the node is sent its own unsubscribe, in the form its nodes take.
