@@ -22,6 +22,8 @@ export interface TestKeys {
   readonly lookups: number;
   /** Hold the lookups that reach the store from now on, until the returned function is called. */
   hold(): () => void;
+  /** Fail the lookups that reach the store from now on (the store away), until the returned function is called. */
+  away(): () => void;
   /** A key of the bench's tier on `account`, permitted on the chains `chains` names. */
   create(account?: string, chains?: readonly string[]): Promise<{ id: string; value: string }>;
   close(): Promise<void>;
@@ -32,10 +34,12 @@ export async function testKeys(b: Bench, proxies: () => TrustedProxies = () => n
   const store = await openFileKeyStore(join(dir, 'keys.json'));
   let lookups = 0;
   let gate: Promise<void> | undefined;
+  let gone = false;
   const counted = Object.create(store) as KeyStore;
   counted.findByHash = async (hash): Promise<KeyMatch | undefined> => {
     lookups++;
     await gate;
+    if (gone) throw new Error('the key store is away');
     return store.findByHash(hash);
   };
   counted.onChange = (l) => store.onChange(l);
@@ -62,6 +66,12 @@ export async function testKeys(b: Bench, proxies: () => TrustedProxies = () => n
       return () => {
         gate = undefined;
         release();
+      };
+    },
+    away() {
+      gone = true;
+      return () => {
+        gone = false;
       };
     },
     async create(account = 'acct-1', chains = ['*']) {

@@ -139,7 +139,9 @@ export class GrpcRelay {
       refuse(stream, e, extra);
       return e.grpcCode;
     };
-    // An auth failure ends its connection (GOAWAY: calls in flight on it finish): a key guesser pays a new connection per guess.
+    // An auth failure (401) ends its connection (GOAWAY: calls in flight on it finish): a key
+    // guesser pays a new connection per guess. Any other refusal (a key not permitted here,
+    // the key store away) keeps it: the client did nothing a new connection would change.
     const refuseKey = (e: GatewayError): number => {
       const code = fail(e);
       stream.session?.close();
@@ -151,7 +153,7 @@ export class GrpcRelay {
     delete headers.apikey;
     if (who instanceof Promise) who = await who;
     if (who instanceof RestrictedError) trace.key = who.key;
-    if (isGatewayError(who)) return who.code === 'FORBIDDEN' ? fail(who) : refuseKey(who);
+    if (isGatewayError(who)) return who.status === 401 ? refuseKey(who) : fail(who);
     const { principal } = who;
     trace.key = principal.record;
 

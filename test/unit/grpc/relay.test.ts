@@ -123,6 +123,20 @@ describe('gRPC relay (src/transports/grpc/relay.ts)', () => {
     expect(handled.map((h) => h.trace.outcome)).to.deep.equal(['missing_key', 'invalid_key']);
   });
 
+  it('answers UNAVAILABLE while the key store is away, keeping the connection: the client did nothing wrong', async () => {
+    const back = keys.away();
+    const s = session();
+    let ended = false;
+    s.once('goaway', () => (ended = true));
+    const unknown = `nrk_${'1'.repeat(32)}`;
+    const away = await rawCall(s, { ':path': PING, apikey: unknown }, [message('hello')]).answer;
+    expect(away.code).to.equal(14);
+    back();
+    const next = await rawCall(s, { ':path': PING, apikey: key.value }, [message('hello')]).answer;
+    expect(next.code).to.equal(0);
+    expect(ended).to.equal(false);
+  });
+
   it('refuses a key not permitted on the chain as PERMISSION_DENIED, keeping the connection', async () => {
     const narrow = await keys.create('acct-1', ['elsewhere']);
     const s = session();
