@@ -256,14 +256,13 @@ async function attemptAll<C extends Call, A>(
     tries++;
     const batch = job.indices.length === 1 ? [calls[job.indices[0] as number] as C] : job.indices.map((i) => calls[i] as C);
     let pinnedBatch: C[] | undefined;
-    // A node below the served head gets the calls at it, never at its own latest (a node
-    // pinned by `only` is given calls its policy already pinned).
-    const batchFor = (n: PoolNode): C[] =>
-      atHead === undefined || attempts.only !== undefined || (n.head !== undefined && n.head >= atHead)
-        ? batch
-        : (pinnedBatch ??= pinAll(calls, routings, job.indices, atHead));
     const launch = (n: PoolNode, signal: AbortSignal | undefined, hedge: boolean): Promise<Attempted<A>> => {
-      const sending = batchFor(n);
+      // A node below the served head gets the calls at it, never at its own latest (a node
+      // pinned by `only` is given calls its policy already pinned).
+      const sending =
+        atHead === undefined || attempts.only !== undefined || (n.head !== undefined && n.head >= atHead)
+          ? batch
+          : (pinnedBatch ??= pinAll(calls, routings, job.indices, atHead));
       if (span !== undefined) return tracedAttempt(span, exchange, n, sending, attempts.timeoutFor(), signal, hedge);
       const started = performance.now();
       return exchange.send(n, sending, attempts.timeoutFor(), signal).then(

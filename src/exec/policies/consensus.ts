@@ -77,8 +77,8 @@ export class ChainConsensus {
     const pin = routing.latest?.pin;
     const served = this.pool.servedHead;
     // Every node answers at the served head: honest nodes a block apart would differ.
-    const pinnedAt = pin !== undefined ? served : undefined;
-    const sent = pinnedAt !== undefined && pin !== undefined ? pin(call, pinnedAt) : call;
+    const pinnedAt = pin === undefined ? undefined : served;
+    const sent = pin === undefined || pinnedAt === undefined ? call : pin(call, pinnedAt);
     const rule = this.codec.rule(sent);
     return rule === undefined ? undefined : { call: sent, rule, pinnedAt };
   }
