@@ -46,3 +46,35 @@ export class CallAborted extends Error {
     this.name = 'CallAborted';
   }
 }
+
+/** What a cancelled attempt stops: its request to the node. */
+export interface Cancellable {
+  cancel(): void;
+}
+
+/**
+ * The gateway giving up on an attempt (a hedge that lost) without an AbortController:
+ * one small object per hedged call, and the request it stops registers itself, not a
+ * listener closure. Cancelling is final; an attempt bound after it is stopped at once.
+ */
+export class Cancel {
+  private target: Cancellable | undefined;
+  private done = false;
+
+  get cancelled(): boolean {
+    return this.done;
+  }
+
+  bind(target: Cancellable): void {
+    if (this.done) target.cancel();
+    else this.target = target;
+  }
+
+  cancel(): void {
+    if (this.done) return;
+    this.done = true;
+    const t = this.target;
+    this.target = undefined;
+    t?.cancel();
+  }
+}

@@ -6,7 +6,7 @@
 
 import { Pool, type Dispatcher } from 'undici';
 import type { HttpNodeClient, UpstreamRequest } from '../plugin/contract.js';
-import { CallAborted, NodeFailure } from './failures.js';
+import { CallAborted, NodeFailure, type Cancel } from './failures.js';
 
 export interface UpstreamReply {
   readonly status: number;
@@ -206,23 +206,23 @@ export class UpstreamNode implements HttpNodeClient {
   }
 
   /** POST a JSON body (a JSON-RPC item or batch) to the node's base path; `extra`: headers besides content-type (a traceparent). */
-  postJson(body: string, timeoutMs: number, signal?: AbortSignal, extra?: Readonly<Record<string, string>>): Promise<UpstreamReply> {
+  postJson(body: string, timeoutMs: number, cancel?: Cancel, extra?: Readonly<Record<string, string>>): Promise<UpstreamReply> {
     return this.send(
       'POST',
       this.rootPath,
       extra === undefined ? this.jsonHeaders : { ...extra, ...this.jsonHeaders },
       body,
       timeoutMs,
-      signal,
+      cancel,
     );
   }
 
   /** A passthrough request (and probes), below the node's base path, with the node's query. */
-  request(req: UpstreamRequest, timeoutMs: number, signal?: AbortSignal): Promise<UpstreamReply> {
+  request(req: UpstreamRequest, timeoutMs: number, cancel?: Cancel): Promise<UpstreamReply> {
     let headers = req.headers ?? {};
     if (req.body !== undefined && headers['content-type'] === undefined) headers = { ...headers, 'content-type': 'application/json' };
     if (this.headers !== undefined) headers = { ...headers, ...this.headers };
-    return this.send(req.method, this.pathOf(req.path), headers, req.body, timeoutMs, signal);
+    return this.send(req.method, this.pathOf(req.path), headers, req.body, timeoutMs, cancel);
   }
 
   /** `path` (with its query) below the base path, the node's query appended; a client's parameter of the same name is dropped. */
@@ -244,12 +244,12 @@ export class UpstreamNode implements HttpNodeClient {
     headers: Readonly<Record<string, string>>,
     body: string | Buffer | undefined,
     timeoutMs: number,
-    signal?: AbortSignal,
+    cancel?: Cancel,
   ): Promise<UpstreamReply> {
     return new Promise((resolve, reject) => {
       const handler = new AnswerCollector(resolve, reject, this.options, performance.now() + timeoutMs, this);
       watch(handler);
-      signal?.addEventListener('abort', () => handler.cancel(), { once: true });
+      cancel?.bind(handler);
       try {
         this.pool.dispatch({ method, path, headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }, handler);
       } catch (err) {

@@ -3,7 +3,7 @@
 // its context goes to the node (traceparent), and it ends with the node's verdict or
 // the failure. Untraced attempts never come here.
 
-import { CallAborted, NodeFailure, NodeThrottled } from '../../pool/failures.js';
+import { CallAborted, NodeFailure, NodeThrottled, type Cancel } from '../../pool/failures.js';
 import type { PoolNode } from '../../pool/pool-node.js';
 import type { Call } from '../../plugin/contract.js';
 import type { RequestSpan } from '../../ops/trace/request-span.js';
@@ -30,12 +30,12 @@ export function tracedAttempt<C extends Call, A>(
   node: PoolNode,
   calls: readonly C[],
   timeoutMs: number,
-  signal: AbortSignal | undefined,
+  cancel: Cancel | undefined,
   hedge: boolean,
 ): Promise<Attempted<A>> {
   const started = performance.now();
   const attempt = span.attempt(node.name, node.role, hedge);
-  return exchange.send(node, calls, timeoutMs, signal, attempt.headers).then(
+  return exchange.send(node, calls, timeoutMs, cancel, attempt.headers).then(
     (sent) => {
       attempt.end(verdictOf(sent));
       return { node, started, sent };

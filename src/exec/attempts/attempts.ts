@@ -13,7 +13,7 @@
 
 import { GatewayError } from '../../errors.js';
 import type { Call, Routing } from '../../plugin/contract.js';
-import { CallAborted, NodeFailure, NodeThrottled } from '../../pool/failures.js';
+import { CallAborted, NodeFailure, NodeThrottled, type Cancel } from '../../pool/failures.js';
 import type { PoolNode } from '../../pool/pool-node.js';
 import type { NodePool } from '../../pool/pool.js';
 import type { RequestSpan } from '../../ops/trace/request-span.js';
@@ -256,16 +256,16 @@ async function attemptAll<C extends Call, A>(
     tries++;
     const batch = job.indices.length === 1 ? [calls[job.indices[0] as number] as C] : job.indices.map((i) => calls[i] as C);
     let pinnedBatch: C[] | undefined;
-    const launch = (n: PoolNode, signal: AbortSignal | undefined, hedge: boolean): Promise<Attempted<A>> => {
+    const launch = (n: PoolNode, cancel: Cancel | undefined, hedge: boolean): Promise<Attempted<A>> => {
       // A node below the served head gets the calls at it, never at its own latest (a node
       // pinned by `only` is given calls its policy already pinned).
       const sending =
         atHead === undefined || attempts.only !== undefined || (n.head !== undefined && n.head >= atHead)
           ? batch
           : (pinnedBatch ??= pinAll(calls, routings, job.indices, atHead));
-      if (span !== undefined) return tracedAttempt(span, exchange, n, sending, attempts.timeoutFor(), signal, hedge);
+      if (span !== undefined) return tracedAttempt(span, exchange, n, sending, attempts.timeoutFor(), cancel, hedge);
       const started = performance.now();
-      return exchange.send(n, sending, attempts.timeoutFor(), signal).then(
+      return exchange.send(n, sending, attempts.timeoutFor(), cancel).then(
         (sent) => ({ node: n, started, sent }),
         (err: unknown) => ({ node: n, started, err }),
       );

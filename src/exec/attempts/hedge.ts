@@ -14,6 +14,7 @@
 // and, outrun by hedges, it is soon ejected (src/pool/outliers.ts) and its breaker opens.
 
 import type { HedgeConfig } from '../../config/types.js';
+import { Cancel } from '../../pool/failures.js';
 import type { PoolNode } from '../../pool/pool-node.js';
 import type { Sent } from '../exchanges/exchange.js';
 
@@ -107,15 +108,48 @@ export class Hedger {
 }
 
 /** `hedge`: this is the second attempt, sent while the first is still out. */
-type Launch<A> = (node: PoolNode, signal: AbortSignal | undefined, hedge: boolean) => Promise<Attempted<A>>;
+type Launch<A> = (node: PoolNode, cancel: Cancel | undefined, hedge: boolean) => Promise<Attempted<A>>;
 
-const timer = (ms: number): { promise: Promise<undefined>; stop(): void } => {
-  let t: NodeJS.Timeout | undefined;
-  const promise = new Promise<undefined>((resolve) => {
-    t = setTimeout(() => resolve(undefined), ms);
+/**
+ * How often due hedges are looked for. One timer serves every call waiting on its first
+ * node: a timer, a promise race and an AbortController per call cost more than the
+ * rest of the call's bookkeeping together, for a hedge most calls never send. A hedge
+ * goes out at most this much after its delay (which is at least `minDelayMs`).
+ */
+export const HEDGE_TICK_MS = 5;
+
+interface Waiting {
+  readonly due: number;
+  readonly wake: (a: undefined) => void;
+}
+
+const waiting = new Set<Waiting>();
+let ticker: NodeJS.Timeout | undefined;
+
+function tick(): void {
+  const now = performance.now();
+  for (const w of waiting) {
+    if (now < w.due) continue;
+    waiting.delete(w);
+    w.wake(undefined);
+  }
+  if (waiting.size === 0 && ticker !== undefined) {
+    clearInterval(ticker);
+    ticker = undefined;
+  }
+}
+
+/** The attempt's ending, or undefined once `due` (performance.now()) has passed first. */
+function within<A>(attempt: Promise<Attempted<A>>, due: number): Promise<Attempted<A> | undefined> {
+  return new Promise((resolve) => {
+    const w: Waiting = { due, wake: resolve };
+    waiting.add(w);
+    ticker ??= setInterval(tick, HEDGE_TICK_MS).unref();
+    void attempt.then((a) => {
+      if (waiting.delete(w)) resolve(a);
+    });
   });
-  return { promise, stop: () => clearTimeout(t) };
-};
+}
 
 /** How a hedged send ended. */
 export interface Hedged<A> {
@@ -150,12 +184,10 @@ export async function sendHedged<A>(
     return a.sent !== undefined ? { won: a, failed: [] } : { won: undefined, failed: [a] };
   }
   hedger.called();
-  const c1 = new AbortController();
+  const c1 = new Cancel();
   const started = performance.now();
-  const p1 = launch(first, c1.signal, false);
-  const t = timer(delay);
-  const early = await Promise.race([p1, t.promise]);
-  t.stop();
+  const p1 = launch(first, c1, false);
+  const early = await within(p1, started + delay);
   if (early !== undefined) return early.sent !== undefined ? { won: early, failed: [] } : { won: undefined, failed: [early] };
   const other = hedger.take() ? second() : undefined;
   if (other === undefined) {
@@ -163,13 +195,13 @@ export async function sendHedged<A>(
     return a.sent !== undefined ? { won: a, failed: [] } : { won: undefined, failed: [a] };
   }
   hedger.events.sent();
-  const c2 = new AbortController();
-  const p2 = launch(other, c2.signal, true);
+  const c2 = new Cancel();
+  const p2 = launch(other, c2, true);
   const firstDone = await Promise.race([p1.then((a) => [a, 1] as const), p2.then((a) => [a, 2] as const)]);
   const [a, which] = firstDone;
   const [rest, cancel] = which === 1 ? [p2, c2] : [p1, c1];
   if (a.sent !== undefined) {
-    cancel.abort();
+    cancel.cancel();
     if (which === 1) {
       void rest.then(late);
       return { won: a, failed: [] };

@@ -7,6 +7,7 @@
 import type { CachedAnswer } from '../../cache/cache-store.js';
 import type { Call, Routing, Verdict } from '../../plugin/contract.js';
 import type { PoolNode } from '../../pool/pool-node.js';
+import type { Cancel } from '../../pool/failures.js';
 import type { UpstreamOutcome } from '../outcome.js';
 
 /** One call's answer from one node, with the verdict the plugin gave it. */
@@ -34,14 +35,14 @@ export interface Exchange<C extends Call, A> {
   /** Calls to the same kind of node may share one request (JSON-RPC batches). */
   readonly batches: boolean;
   /**
-   * `signal` aborts the attempt (a hedge that lost): it then rejects with CallAborted.
+   * `cancel` gives up on the attempt (a hedge that lost): it then rejects with CallAborted.
    * `trace`: headers carrying the attempt's span to the node (traceparent), when traced.
    */
   send(
     node: PoolNode,
     calls: readonly C[],
     timeoutMs: number,
-    signal?: AbortSignal,
+    cancel?: Cancel,
     trace?: Readonly<Record<string, string>>,
   ): Promise<Array<Sent<A>>>;
   /** A submit's answer that is not a result but means the node has it (accepted all the same). */

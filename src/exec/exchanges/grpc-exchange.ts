@@ -9,7 +9,7 @@ import { GRPC_UNAUTHENTICATED } from '../../grpc-wire/codes.js';
 import { MessageScanner } from '../../grpc-wire/frames.js';
 import { formatGrpcTimeout, grpcCodeName, statusOf } from '../../grpc-wire/status.js';
 import type { GrpcCall, GrpcCodec } from '../../plugin/contract.js';
-import { CallAborted, NodeFailure, NodeThrottled } from '../../pool/failures.js';
+import { CallAborted, NodeFailure, NodeThrottled, type Cancel } from '../../pool/failures.js';
 import type { StartedCall } from '../../pool/grpc-client.js';
 import type { PoolNode } from '../../pool/pool-node.js';
 import type { Exchange, Sent } from './exchange.js';
@@ -45,7 +45,7 @@ export class GrpcExchange implements Exchange<GrpcCall, GrpcAnswer> {
     node: PoolNode,
     calls: readonly GrpcCall[],
     timeoutMs: number,
-    _signal?: AbortSignal,
+    _cancel?: Cancel,
     trace?: Readonly<Record<string, string>>,
   ): Promise<Array<Sent<GrpcAnswer>>> {
     const call = calls[0] as GrpcCall;

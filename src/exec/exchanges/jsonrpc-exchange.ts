@@ -19,7 +19,7 @@ import type {
   RpcErrorInfo,
   VerifyMode,
 } from '../../plugin/contract.js';
-import { NodeFailure, NodeThrottled, refusedCredentials } from '../../pool/failures.js';
+import { NodeFailure, NodeThrottled, refusedCredentials, type Cancel } from '../../pool/failures.js';
 import type { PoolNode } from '../../pool/pool-node.js';
 import type { UpstreamReply } from '../../pool/upstream.js';
 import type { CacheCodec, Exchange, Parts, Sent, StateIds } from './exchange.js';
@@ -94,7 +94,7 @@ export class JsonRpcExchange implements Exchange<JsonRpcCall, string>, CacheCode
     node: PoolNode,
     calls: readonly JsonRpcCall[],
     timeoutMs: number,
-    signal?: AbortSignal,
+    cancel?: Cancel,
     trace?: Readonly<Record<string, string>>,
   ): Promise<Array<Sent<string>>> {
     const single = calls.length === 1;
@@ -102,7 +102,7 @@ export class JsonRpcExchange implements Exchange<JsonRpcCall, string>, CacheCode
       ? (calls[0] as JsonRpcCall).raw
       : `[${calls.map((c, k) => (c.id === undefined ? c.raw : underGatewayId(this.rpc, c, k))).join(',')}]`;
     // A hedge that lost is cancelled: left to run, it would hold a connection to a hung node until its attempt timeout.
-    const reply = await node.http.postJson(body, timeoutMs, signal, trace);
+    const reply = await node.http.postJson(body, timeoutMs, cancel, trace);
     if (reply.status === 429) throw new NodeThrottled();
     if (reply.status >= 500) throw new NodeFailure('status', `node answered HTTP ${reply.status}`);
     const refused = refusedCredentials(reply.status);

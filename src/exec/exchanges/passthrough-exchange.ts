@@ -5,7 +5,7 @@
 
 import type { CachedAnswer } from '../../cache/cache-store.js';
 import type { PassthroughCall, PassthroughCodec, Routing } from '../../plugin/contract.js';
-import { NodeFailure, NodeThrottled, refusedCredentials } from '../../pool/failures.js';
+import { NodeFailure, NodeThrottled, refusedCredentials, type Cancel } from '../../pool/failures.js';
 import type { PoolNode } from '../../pool/pool-node.js';
 import type { UpstreamReply } from '../../pool/upstream.js';
 import type { CacheCodec, Exchange, Sent } from './exchange.js';
@@ -19,13 +19,13 @@ export class PassthroughExchange implements Exchange<PassthroughCall, UpstreamRe
     node: PoolNode,
     calls: readonly PassthroughCall[],
     timeoutMs: number,
-    signal?: AbortSignal,
+    cancel?: Cancel,
     trace?: Readonly<Record<string, string>>,
   ): Promise<Array<Sent<UpstreamReply>>> {
     const call = calls[0] as PassthroughCall;
     const req = call.request;
     const sent = trace === undefined ? req : { ...req, headers: { ...req.headers, ...trace } };
-    const reply = await node.http.request(sent, timeoutMs, signal);
+    const reply = await node.http.request(sent, timeoutMs, cancel);
     const refused = refusedCredentials(reply.status);
     if (refused !== undefined) throw refused;
     const verdict = this.codec.judge(call, { kind: 'passthrough', status: reply.status, text: reply.text });

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { Hedger, SAVED_MIN, sendHedged, type Attempted } from '../../../src/exec/attempts/hedge.js';
 import type { PoolNode } from '../../../src/pool/pool-node.js';
-import { NodeFailure } from '../../../src/pool/failures.js';
+import { NodeFailure, type Cancel } from '../../../src/pool/failures.js';
 import { pause, until } from '../../support/until.js';
 
 const node = (name: string): PoolNode => ({ name, slowMs: undefined }) as unknown as PoolNode;
@@ -42,13 +42,13 @@ function hedger(events: Events, budgetPercent = 100, minPerSecond = 0): Hedger {
 }
 
 /** Launches attempts on nodes the test holds, in order of launch. */
-function launcher(): { launch: (n: PoolNode, s: AbortSignal | undefined) => Promise<Attempted<string>>; started: Pending[] } {
+function launcher(): { launch: (n: PoolNode, c: Cancel | undefined) => Promise<Attempted<string>>; started: Pending[] } {
   const started: Pending[] = [];
   return {
     started,
-    launch(n, signal) {
+    launch(n, cancel) {
       const p = new Pending(n);
-      signal?.addEventListener('abort', () => (p.aborted = true));
+      cancel?.bind({ cancel: () => (p.aborted = true) });
       started.push(p);
       return p.promise;
     },
