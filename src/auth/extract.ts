@@ -23,6 +23,11 @@ function addCandidate(found: string | undefined, value: string): string {
   return value;
 }
 
+/** Could this query (without '?') name a key? A query that cannot is relayed as it is. */
+export function mayHoldKey(query: string): boolean {
+  return query !== '' && MAYBE_QUERY_KEY.test(query);
+}
+
 /** Throws MISSING_KEY, CONFLICTING_KEYS or INVALID_KEY (malformed: never looked up). */
 export function extractKey(header: string | string[] | undefined, query: string): ExtractedKey {
   let key: string | undefined;
@@ -35,7 +40,7 @@ export function extractKey(header: string | string[] | undefined, query: string)
     }
   }
   let rest = query;
-  if (query !== '' && MAYBE_QUERY_KEY.test(query)) {
+  if (mayHoldKey(query)) {
     const found: string[] = [];
     rest = withoutKeyParams(query, found);
     for (const value of found) key = addCandidate(key, value);
