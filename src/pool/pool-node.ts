@@ -2,13 +2,14 @@
 // probes learned (head, retention, lag), whether it is in rotation, its circuit
 // breaker, and a latency EWMA. Mechanism only: the plugin decides what an answer is,
 // the attempt loop decides whose fault a failure was and tells the breaker (opossum,
-// used as a state machine with a rolling window: attempts run outside it, and only
-// outcomes that are the node's own are recorded in it).
+// used as a state machine: attempts run outside it, and only outcomes that are the
+// node's own are recorded; while it is closed they are counted by breaker-window.ts).
 
 import CircuitBreaker from 'opossum';
 import type { BreakerConfig, NodeConfig } from '../config/types.js';
 import type { NodeClient, NodeDescription, NodeRole } from '../plugin/contract.js';
 
+import { BreakerWindow } from './breaker-window.js';
 import { GrpcClient } from './grpc-client.js';
 import type { UpstreamNode } from './upstream.js';
 
@@ -85,6 +86,8 @@ export class PoolNode implements NodeClient {
   /** Running weight of the smooth weighted round-robin. */
   currentWeight = 0;
   readonly breaker: CircuitBreaker<[() => Promise<unknown>], unknown>;
+  /** The closed breaker's counts of this node's calls and failures. */
+  private readonly window: BreakerWindow;
   private h2: GrpcClient | undefined;
   /** A half-open breaker lets one trial through: taken while an attempt on this node is out. */
   private trialTaken = false;
@@ -98,6 +101,7 @@ export class PoolNode implements NodeClient {
     this.role = config.role ?? 'full';
     this.weight = config.weight;
     this.priority = config.priority;
+    this.window = new BreakerWindow(breaker.rollingWindowMs, breaker.volumeThreshold, breaker.errorThresholdPercentage);
     this.breaker = new CircuitBreaker((fn: () => Promise<unknown>) => fn(), {
       timeout: false,
       errorThresholdPercentage: breaker.errorThresholdPercentage,
@@ -149,7 +153,14 @@ export class PoolNode implements NodeClient {
    */
   settle(outcome: 'ok' | Error | undefined): void {
     this.trialTaken = false;
-    if (outcome === undefined) return;
+    if (outcome !== undefined) this.count(outcome);
+  }
+
+  private count(outcome: 'ok' | Error): void {
+    if (this.breaker.closed) {
+      if (this.window.record(outcome !== 'ok', performance.now())) this.breaker.open();
+      return;
+    }
     this.breaker.fire(outcome === 'ok' ? SUCCEEDED : () => Promise.reject(outcome)).catch(() => undefined);
   }
 
@@ -160,7 +171,7 @@ export class PoolNode implements NodeClient {
 
   /** A failure known only after the call was answered (a relayed stream that broke): the breaker counts it. */
   recordFailure(err: Error): void {
-    this.breaker.fire(() => Promise.reject(err)).catch(() => undefined);
+    this.count(err);
   }
 
   observeLatency(ms: number): void {
