@@ -37,6 +37,11 @@ export interface NodeHealth {
   readonly mismatches: PoolNode['mismatches'];
 }
 
+/** Nodes a call has gone to already (a Set, or the attempt loop's own record). */
+export interface Tried {
+  has(node: PoolNode): boolean;
+}
+
 /** A pool's health after a probe round, as the one prober of a cluster decided it. */
 export interface PoolHealth {
   readonly chain: string;
@@ -219,7 +224,7 @@ export class NodePool {
 
   private collect(
     routing: Routing,
-    tried: ReadonlySet<PoolNode> | undefined,
+    tried: Tried | undefined,
     role: 'full' | 'archive' | 'any',
     now: number,
     atHead: number | undefined,
@@ -246,7 +251,7 @@ export class NodePool {
    * (the one that raised the served head went down; the caller sends the call pinned to
    * it, and a node that lacks the block yet says so). The one place nodes are chosen.
    */
-  select(routing: Routing, tried?: ReadonlySet<PoolNode>, atHead?: number, lastResort = true, below = false): PoolNode | undefined {
+  select(routing: Routing, tried?: Tried, atHead?: number, lastResort = true, below = false): PoolNode | undefined {
     const node = this.pick(routing, tried, atHead, lastResort);
     if (node !== undefined || !below || atHead === undefined) return node;
     return this.pick(routing, tried, undefined, lastResort);
@@ -260,7 +265,7 @@ export class NodePool {
 
   private pick(
     routing: Routing,
-    tried: ReadonlySet<PoolNode> | undefined,
+    tried: Tried | undefined,
     atHead: number | undefined,
     lastResort: boolean,
   ): PoolNode | undefined {

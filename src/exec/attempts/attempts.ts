@@ -15,7 +15,7 @@ import { GatewayError } from '../../errors.js';
 import type { Call, Routing } from '../../plugin/contract.js';
 import { CallAborted, NodeFailure, NodeThrottled, type Cancel } from '../../pool/failures.js';
 import type { PoolNode } from '../../pool/pool-node.js';
-import type { NodePool } from '../../pool/pool.js';
+import type { NodePool, Tried } from '../../pool/pool.js';
 import type { RequestSpan } from '../../ops/trace/request-span.js';
 import { failureOutcome, tracedAttempt } from './attempt-span.js';
 import { Blame } from './blame.js';
@@ -67,9 +67,11 @@ const ARCHIVE_FALLBACK: Routing = Object.freeze({ archive: true, cost: 0, label:
 const NO_ARCHIVE = 'API key has no archive access: a full node no longer holds the state this call reads';
 
 /** Bookkeeping of one request's attempts across nodes. */
-export class Attempts {
-  readonly tried = new Set<PoolNode>();
+export class Attempts implements Tried {
   count = 0;
+  /** The first node tried, and the others (a set made on the second: most calls go to one node). */
+  private first: PoolNode | undefined;
+  private others: Set<PoolNode> | undefined;
   private timeouts = 0;
   private failures = 0;
 
@@ -78,6 +80,17 @@ export class Attempts {
     readonly deadline: number,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /** Has a call of these gone to this node (or is it the one to avoid)? */
+  has(node: PoolNode): boolean {
+    return node === this.first || (this.others !== undefined && this.others.has(node));
+  }
+
+  /** Count the node as tried: it is not asked again. */
+  mark(node: PoolNode): void {
+    if (this.first === undefined) this.first = node;
+    else (this.others ??= new Set()).add(node);
+  }
 
   /** Tried first, in order, while available (nodes that accepted a submit the call reads). */
   prefer: readonly PoolNode[] = [];
@@ -106,10 +119,10 @@ export class Attempts {
     const node =
       this.only !== undefined
         ? this.pinned(this.only, archive)
-        : (this.preferred(archive) ?? this.pool.select(routing, this.tried, atHead, archive, true));
+        : (this.preferred(archive) ?? this.pool.select(routing, this.first === undefined ? undefined : this, atHead, archive, true));
     if (node !== undefined) {
       node.take();
-      this.tried.add(node);
+      this.mark(node);
       this.count++;
       if (this.work !== undefined) this.work.sent++;
     }
@@ -119,11 +132,11 @@ export class Attempts {
   private pinned(node: PoolNode, archive: boolean): PoolNode | undefined {
     // The node holds the calls' state: a cordon does not keep them from it.
     if (!archive && node.role === 'archive') return undefined;
-    return this.tried.has(node) || !node.availableForState(this.now()) ? undefined : node;
+    return this.has(node) || !node.availableForState(this.now()) ? undefined : node;
   }
 
   private preferred(archive: boolean): PoolNode | undefined {
-    for (const n of this.prefer) if (!this.tried.has(n) && n.available(this.now()) && (archive || n.role !== 'archive')) return n;
+    for (const n of this.prefer) if (!this.has(n) && n.available(this.now()) && (archive || n.role !== 'archive')) return n;
     return undefined;
   }
 
@@ -161,6 +174,9 @@ interface Job {
   readonly fallback?: true;
 }
 
+/** The indices of a lone call's job. */
+const ONLY_CALL: readonly number[] = Object.freeze([0]);
+
 /**
  * Jobs for the calls: one per call, or (batching exchanges) one per kind of node they
  * need. Each job has attempts of its own: a group answered by a node does not use up
@@ -168,6 +184,7 @@ interface Job {
  */
 function plan(routings: readonly Routing[], batches: boolean, start: () => Attempts): Job[] {
   const first = routings[0] as Routing;
+  if (routings.length === 1) return [{ indices: ONLY_CALL, routing: first, attempts: start() }];
   if (!batches) return routings.map((routing, i) => ({ indices: [i], routing, attempts: start() }));
   let same = true;
   for (const r of routings) if (r.archive !== first.archive || r.minHeight !== first.minHeight || r.retry !== first.retry) same = false;
@@ -207,7 +224,7 @@ export async function forward<C extends Call, A>(
   const now = options.now ?? Date.now;
   const start = (): Attempts => {
     const a = new Attempts(pool, options.deadline, now);
-    if (options.avoid !== undefined) a.tried.add(options.avoid);
+    if (options.avoid !== undefined) a.mark(options.avoid);
     if (options.prefer !== undefined) a.prefer = options.prefer;
     a.only = options.only;
     a.archiveAllowed = options.archiveAllowed;

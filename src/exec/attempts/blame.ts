@@ -25,8 +25,8 @@ interface Held {
 }
 
 export class Blame {
-  /** Held failures of each job (a set of calls going from node to node). */
-  private readonly held = new Map<object, Held[]>();
+  /** Held failures of each job (a set of calls going from node to node); made on the first, as most calls have none. */
+  private held: Map<object, Held[]> | undefined;
 
   constructor(private readonly pool: EjectionPool) {}
 
@@ -34,9 +34,9 @@ export class Blame {
   answered(node: PoolNode, job: object): void {
     node.settle('ok');
     answered(node);
-    const list = this.held.get(job);
+    const list = this.held?.get(job);
     if (list === undefined) return;
-    this.held.delete(job);
+    this.held?.delete(job);
     for (const h of list) {
       h.node.settle(h.err);
       if (h.err instanceof NodeFailure && h.err.reason === 'timeout') timedOut(this.pool, h.node);
@@ -47,8 +47,9 @@ export class Blame {
   failed(node: PoolNode, job: object, err: unknown): void {
     if (err instanceof NodeThrottled || err instanceof CallAborted) return node.settle(undefined);
     if (!mayBeTheRequests(err)) return node.settle(err as Error);
-    const list = this.held.get(job);
-    if (list === undefined) this.held.set(job, [{ node, err: err as Error }]);
+    const held = (this.held ??= new Map());
+    const list = held.get(job);
+    if (list === undefined) held.set(job, [{ node, err: err as Error }]);
     else list.push({ node, err: err as Error });
   }
 
@@ -60,6 +61,7 @@ export class Blame {
 
   /** The calls are over: failures still held were the request's doing, counted by no breaker. */
   release(): void {
+    if (this.held === undefined) return;
     for (const list of this.held.values()) for (const h of list) h.node.settle(undefined);
     this.held.clear();
   }
