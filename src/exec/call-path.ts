@@ -21,7 +21,7 @@ import type { Admission } from '../quota/admission.js';
 import type { PolicyContext } from './policies/policies.js';
 import type { CallAccess } from './access.js';
 import type { Principal } from './principal.js';
-import { forward, type CallResult, type ForwardOptions } from './attempts/attempts.js';
+import { forward, withOptions, type CallResult, type ForwardOptions } from './attempts/attempts.js';
 import type { CallRecord } from './call-record.js';
 import type { CacheCodec, Exchange } from './exchanges/exchange.js';
 import type { ClientOutcome } from './outcome.js';
@@ -206,7 +206,7 @@ export class CallPath {
       metrics: this.metrics,
       archiveAllowed: base.archiveAllowed,
       forward: (calls, routings, extra) =>
-        forward(req.chain.pool, req.exchange, calls, routings, extra === undefined ? base : { ...base, ...extra }),
+        forward(req.chain.pool, req.exchange, calls, routings, extra === undefined ? base : withOptions(base, extra)),
     };
   }
 }

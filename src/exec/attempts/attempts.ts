@@ -62,6 +62,30 @@ export interface ForwardOptions {
   readonly now?: () => number;
 }
 
+/**
+ * `base` with `extra`'s options over it, written out field by field: an object spread of
+ * two option objects was the call path's single most expensive line (V8 copies spreads
+ * property by property into a new shape), on every call.
+ */
+export function withOptions(base: ForwardOptions, extra: Partial<ForwardOptions>): ForwardOptions {
+  return {
+    deadline: extra.deadline ?? base.deadline,
+    observer: extra.observer ?? base.observer,
+    archiveAllowed: extra.archiveAllowed ?? base.archiveAllowed,
+    trace: 'trace' in extra ? extra.trace : base.trace,
+    avoid: 'avoid' in extra ? extra.avoid : base.avoid,
+    atHead: 'atHead' in extra ? extra.atHead : base.atHead,
+    hedger: 'hedger' in extra ? extra.hedger : base.hedger,
+    prefer: 'prefer' in extra ? extra.prefer : base.prefer,
+    only: 'only' in extra ? extra.only : base.only,
+    answeredBy: 'answeredBy' in extra ? extra.answeredBy : base.answeredBy,
+    budget: 'budget' in extra ? extra.budget : base.budget,
+    work: 'work' in extra ? extra.work : base.work,
+    nodeCalls: 'nodeCalls' in extra ? extra.nodeCalls : base.nodeCalls,
+    now: 'now' in extra ? extra.now : base.now,
+  };
+}
+
 /** Where a call goes after a full node's pruned-state answer. */
 const ARCHIVE_FALLBACK: Routing = Object.freeze({ archive: true, cost: 0, label: '' });
 const NO_ARCHIVE = 'API key has no archive access: a full node no longer holds the state this call reads';
