@@ -355,27 +355,29 @@ async function attemptAll<C extends Call, A>(
     const seconds = (performance.now() - started) / 1000;
     node.observeLatency(seconds * 1000);
     if (trace !== undefined) trace.node = node.name;
-    const moved: number[] = [];
-    const behind: number[] = [];
+    let moved: number[] | undefined;
+    let behind: number[] | undefined;
     let outcome: UpstreamOutcome = 'ok';
-    job.indices.forEach((i, k) => {
+    const { indices } = job;
+    for (let k = 0; k < indices.length; k++) {
+      const i = indices[k] as number;
       const s = sent[k] as Sent<A>;
       if (s.verdict === 'pruned' && readsLatest(routings[i] as Routing)) {
         // Every node holds the latest state once it has the block: this one lacks the
         // block yet. Another node, never archive state, and never the client's refusal.
         outcome = 'pruned';
-        behind.push(i);
-        return;
+        (behind ??= []).push(i);
+        continue;
       }
       if (s.verdict === 'pruned' && node.role === 'full') {
         outcome = 'pruned';
         if (!options.archiveAllowed) {
           results[i] = new GatewayError('FORBIDDEN', { message: NO_ARCHIVE });
-          return;
+          continue;
         }
-        moved.push(i);
+        (moved ??= []).push(i);
         (pruned ??= new Map()).set(i, s);
-        return;
+        continue;
       }
       if (s.verdict === 'chain_error' && outcome === 'ok') outcome = 'chain_error';
       if (options.answeredBy !== undefined) options.answeredBy[i] = node;
@@ -388,13 +390,13 @@ async function attemptAll<C extends Call, A>(
         (node.role === 'archive' && !job.routing.archive && job.routing.fullHolds !== true && !attempts.pool.archiveOnly);
       results[i] = archived ? { ...s, sure: false } : s;
       if (s.settled !== undefined) settleLater(node, s.settled, started, observer);
-    });
+    }
     if (sent.length !== 1 || sent[0]?.settled === undefined) observer.upstream(node, outcome, seconds);
-    if (behind.length > 0) {
+    if (behind !== undefined) {
       observer.retry('pruned');
       queue.push({ indices: behind, routing: job.routing, attempts });
     }
-    if (moved.length > 0) {
+    if (moved !== undefined) {
       observer.retry('pruned');
       const routing = job.routing.retry === 'never' ? { ...ARCHIVE_FALLBACK, retry: 'never' as const } : ARCHIVE_FALLBACK;
       queue.push({ indices: moved, routing, attempts, fallback: true });

@@ -151,12 +151,15 @@ function within<A>(attempt: Promise<Attempted<A>>, due: number): Promise<Attempt
   });
 }
 
+/** The failures of a send whose first attempt answered (most): one shared empty list. */
+const NONE_FAILED: readonly never[] = Object.freeze([]);
+
 /** How a hedged send ended. */
 export interface Hedged<A> {
   /** The attempt whose answer is used, if any answered. */
   readonly won: Attempted<A> | undefined;
   /** Attempts that failed before a winner was known. */
-  readonly failed: Array<Attempted<A>>;
+  readonly failed: ReadonlyArray<Attempted<A>>;
   /**
    * The first node, when the hedge sent after it answered first: it was slower than a
    * node asked later, on the same calls, so the slowness is its own (a hung node).
@@ -181,18 +184,18 @@ export async function sendHedged<A>(
   const delay = hedger?.delayFor(first);
   if (hedger === undefined || delay === undefined) {
     const a = await launch(first, undefined, false);
-    return a.sent !== undefined ? { won: a, failed: [] } : { won: undefined, failed: [a] };
+    return a.sent !== undefined ? { won: a, failed: NONE_FAILED } : { won: undefined, failed: [a] };
   }
   hedger.called();
   const c1 = new Cancel();
   const started = performance.now();
   const p1 = launch(first, c1, false);
   const early = await within(p1, started + delay);
-  if (early !== undefined) return early.sent !== undefined ? { won: early, failed: [] } : { won: undefined, failed: [early] };
+  if (early !== undefined) return early.sent !== undefined ? { won: early, failed: NONE_FAILED } : { won: undefined, failed: [early] };
   const other = hedger.take() ? second() : undefined;
   if (other === undefined) {
     const a = await p1;
-    return a.sent !== undefined ? { won: a, failed: [] } : { won: undefined, failed: [a] };
+    return a.sent !== undefined ? { won: a, failed: NONE_FAILED } : { won: undefined, failed: [a] };
   }
   hedger.events.sent();
   const c2 = new Cancel();
@@ -204,12 +207,12 @@ export async function sendHedged<A>(
     cancel.cancel();
     if (which === 1) {
       void rest.then(late);
-      return { won: a, failed: [] };
+      return { won: a, failed: NONE_FAILED };
     }
     hedger.events.won();
     // The outrun attempt's own ending (aborted) says nothing more: it is settled by the caller now.
     void rest.then(() => undefined);
-    return { won: a, failed: [], outrun: { node: first, started } };
+    return { won: a, failed: NONE_FAILED, outrun: { node: first, started } };
   }
   const b = await rest;
   if (b.sent === undefined) return { won: undefined, failed: [a, b] };
