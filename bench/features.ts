@@ -11,6 +11,12 @@ import { chainYaml } from './chain-yaml.js';
 
 export const FEATURE_PREFIX = 'feature: ';
 export const FEATURE_PLAIN = `${FEATURE_PREFIX}plain`;
+/**
+ * The plain endpoint again, on a second process with the same config: no feature
+ * differs, so its distance from the plain row is the noise a row measured on another
+ * process carries in that run (tracing, consensus and restrictions are).
+ */
+export const FEATURE_CONTROL = `${FEATURE_PREFIX}none, another process`;
 /** A BENCH_ONLY entry that selects every feature row. */
 export const ALL_FEATURES = 'features';
 
@@ -52,8 +58,10 @@ export function featureSetup(ports: readonly number[], collector: number): { gat
   const tracing = 'feature endpoints + tracing';
   const consensus = 'feature endpoints + agreement chain';
   const restricted = 'feature endpoints + restricted keys';
+  const control = 'feature endpoints, another process';
   const gateways: FeatureGateway[] = [
     { label: plain, chains: endpoints, top: '', keys: {} },
+    { label: control, chains: endpoints, top: '', keys: {} },
     {
       label: tracing,
       chains: endpoints,
@@ -79,6 +87,7 @@ export function featureSetup(ports: readonly number[], collector: number): { gat
   ];
   const rows: FeatureRow[] = [
     { scenario: FEATURE_PLAIN, gateway: plain, path: '/plain' },
+    { scenario: FEATURE_CONTROL, gateway: control, path: '/plain' },
     { scenario: `${FEATURE_PREFIX}hedging on`, gateway: plain, path: '/hedged' },
     { scenario: `${FEATURE_PREFIX}verify observe`, gateway: plain, path: '/observed' },
     { scenario: `${FEATURE_PREFIX}tracing, sampling 0`, gateway: tracing, path: '/plain' },
@@ -92,13 +101,14 @@ export function featureSetup(ports: readonly number[], collector: number): { gat
 /**
  * Whether BENCH_ONLY's list (`only`; undefined: everything) keeps a feature scenario:
  * named, or all of them by `features`; the plain row whenever any feature row is kept,
- * since every feature row is read against it.
+ * since every feature row is read against it, and the control row, the noise to read
+ * them by.
  */
 export function featureKept(scenario: string, only: readonly string[] | undefined): boolean {
   if (only === undefined || only.includes(scenario)) return true;
   if (!scenario.startsWith(FEATURE_PREFIX)) return false;
   if (only.includes(ALL_FEATURES)) return true;
-  return scenario === FEATURE_PLAIN && only.some((s) => s.startsWith(FEATURE_PREFIX));
+  return (scenario === FEATURE_PLAIN || scenario === FEATURE_CONTROL) && only.some((s) => s.startsWith(FEATURE_PREFIX));
 }
 
 export interface FeatureFigure {
@@ -106,17 +116,46 @@ export interface FeatureFigure {
   /** The scenario without its prefix: `hedging on`. */
   readonly feature: string;
   readonly target: string;
+  /** The control row (FEATURE_CONTROL): noise, not a feature. */
+  readonly control: boolean;
   readonly rps: number;
   readonly cpuUs: number | undefined;
   /** CPU per request against the plain row's (1.02: 2% more); undefined when either was not measured. */
   readonly vsPlain: number | undefined;
 }
 
+interface MeasuredRow {
+  readonly scenario: string;
+  readonly target: string;
+  readonly rps: number;
+  readonly cpuUs: number | undefined;
+  /** CPU per request in each round, in the order measured. */
+  readonly cpuUsByRound?: readonly number[];
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+}
+
+/**
+ * A row's CPU per request against the plain row's: the median of the rounds' ratios,
+ * each round's pair measured close in time (rounds alternate the order, so a drift of
+ * the machine over a round evens out over two); the ratio of the means when the rounds
+ * do not pair up.
+ */
+function againstPlain(r: MeasuredRow, plain: MeasuredRow | undefined): number | undefined {
+  if (r.cpuUs === undefined || plain?.cpuUs === undefined) return undefined;
+  const mine = r.cpuUsByRound ?? [];
+  const theirs = plain.cpuUsByRound ?? [];
+  if (mine.length === 0 || mine.length !== theirs.length) return r.cpuUs / plain.cpuUs;
+  return median(mine.map((c, i) => c / (theirs[i] as number)));
+}
+
 /** The feature rows of a run, plain first, each against the plain row's CPU per request. */
-export function featureFigures(
-  rows: ReadonlyArray<{ scenario: string; target: string; rps: number; cpuUs: number | undefined }>,
-): FeatureFigure[] {
-  const plainCpu = rows.find((r) => r.scenario === FEATURE_PLAIN)?.cpuUs;
+export function featureFigures(rows: readonly MeasuredRow[]): FeatureFigure[] {
+  const plain = rows.find((r) => r.scenario === FEATURE_PLAIN);
   return rows
     .filter((r) => r.scenario.startsWith(FEATURE_PREFIX))
     .sort((a, b) => Number(b.scenario === FEATURE_PLAIN) - Number(a.scenario === FEATURE_PLAIN))
@@ -124,8 +163,9 @@ export function featureFigures(
       scenario: r.scenario,
       feature: r.scenario.slice(FEATURE_PREFIX.length),
       target: r.target,
+      control: r.scenario === FEATURE_CONTROL,
       rps: r.rps,
       cpuUs: r.cpuUs,
-      vsPlain: r.cpuUs === undefined || plainCpu === undefined ? undefined : r.cpuUs / plainCpu,
+      vsPlain: againstPlain(r, plain),
     }));
 }

@@ -931,6 +931,7 @@ async function main(): Promise<void> {
       ratio: rps / (floorOf.get(p.floor) ?? rps),
       cpuUs,
       cpuRatio: cpuUs === undefined || floorCpu === undefined ? undefined : cpuUs / floorCpu,
+      cpuUsByRound: r.cpuUs,
       loadCpu: Math.max(...r.loadCpu),
     };
   });
