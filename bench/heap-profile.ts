@@ -3,50 +3,96 @@
 // (bench/heap-sampler.mjs: every sampled allocation counted, garbage included, which
 // Node's --heap-prof leaves out), warms it up with single eth_blockNumber calls, samples
 // its allocations over PROFILE_SECONDS (default 10) of them, and prints the bytes
-// allocated per request by package or file and by function (self size): beyond the
-// request's and the answer's buffers, what shows is per-request work to take off the
-// path. HEAP_INTERVAL: bytes between samples on average (default 4096). The profile is
-// kept in bench/results/ (Chrome DevTools: Memory, Load profile).
+// allocated per request by package or file and by function (self size). The bare proxy
+// (bench/bare-proxy.ts) is sampled the same way first, for the floor: what node:http and
+// undici allocate to relay the request's and the answer's bytes. HEAP_INTERVAL: bytes
+// between samples on average (default 4096). The gateway's profile is kept in
+// bench/results/ (Chrome DevTools: Memory, Load profile).
 
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { heapTotals, topPerRequest, type HeapNode } from './profile-summary.js';
-import { logShows, ROOT, SINGLE_CALL, startProfiledGateway } from './profiled-gateway.js';
+import { freePort } from './measure.js';
+import { heapTotals, topPerRequest, type HeapNode, type Totals } from './profile-summary.js';
+import { logShows, ROOT, SINGLE_CALL, singleCalls, startProfiledGateway } from './profiled-gateway.js';
 
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
 /** Unsampled load first, so what is sampled is the warm path (JIT done, connections open). */
 const WARMUP_SECONDS = 3;
+const SAMPLER = ['--import', join(ROOT, 'bench/heap-sampler.mjs')];
+const MB = 2 ** 20;
+
+interface Sampled {
+  readonly totals: Totals;
+  readonly requests: number;
+  readonly rps: number;
+}
+
+/** Warm `child` up, sample its allocations over SECONDS of `load`, and read the profile written to `out`. */
+async function sample(
+  child: ChildProcess,
+  log: string,
+  out: string,
+  load: (seconds: number) => Promise<{ requests: number; rps: number }>,
+): Promise<Sampled> {
+  await load(WARMUP_SECONDS);
+  child.kill('SIGUSR2');
+  await logShows(log, 'heap sampling started', 10_000);
+  const r = await load(SECONDS);
+  child.kill('SIGUSR2');
+  await logShows(log, 'heap profile written', 60_000);
+  const head = (JSON.parse(await readFile(out, 'utf8')) as { head: HeapNode }).head;
+  return { totals: heapTotals(head, ROOT), ...r };
+}
+
+const perRequest = (s: Sampled): string =>
+  `${(s.totals.all / s.requests).toFixed(0)} B a request (${(s.totals.all / MB).toFixed(1)} MB over ${s.requests} requests, ${Math.round(s.rps)} req/s)`;
 
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'noderouter-heap-'));
-  const out = join(dir, 'gateway.heapprofile');
-  let children: readonly ChildProcess[] = [];
+  const children: ChildProcess[] = [];
+  const env = (file: string): Record<string, string> => ({
+    NODEROUTER_HEAP_PROFILE: join(dir, file),
+    NODEROUTER_HEAP_INTERVAL: process.env.HEAP_INTERVAL ?? '4096',
+  });
   try {
-    const g = await startProfiledGateway(dir, ['--import', join(ROOT, 'bench/heap-sampler.mjs')], {
-      NODEROUTER_HEAP_PROFILE: out,
-      NODEROUTER_HEAP_INTERVAL: process.env.HEAP_INTERVAL ?? '4096',
-    });
-    children = g.children;
+    const g = await startProfiledGateway(dir, SAMPLER, env('gateway.heapprofile'));
+    children.push(...g.children);
     const answer = await (await fetch(g.url, { method: 'POST', headers: g.headers, body: SINGLE_CALL })).text();
-    await g.load(WARMUP_SECONDS);
-    g.gateway.kill('SIGUSR2');
-    await logShows(g.log, 'heap sampling started', 10_000);
-    const r = await g.load(SECONDS);
-    g.gateway.kill('SIGUSR2');
-    await logShows(g.log, 'heap profile written', 60_000);
+
+    const barePort = await freePort();
+    const bareLog = join(dir, 'bare.log');
+    const fd = openSync(bareLog, 'w');
+    const bareProc = spawn(process.execPath, ['--import', 'tsx', ...SAMPLER, 'bench/bare-proxy.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env('bare.heapprofile'), BENCH_TARGET: g.upstream, BENCH_PORT: String(barePort) },
+      stdio: ['ignore', fd, 'inherit'],
+    });
+    closeSync(fd);
+    children.push(bareProc);
+    await logShows(bareLog, 'ready');
+    const bareUrl = `http://127.0.0.1:${barePort}/`;
+    const bare = await sample(bareProc, bareLog, join(dir, 'bare.heapprofile'), (s) =>
+      singleCalls(bareUrl, { 'content-type': 'application/json' }, s),
+    );
+    bareProc.kill('SIGKILL');
+
+    const nr = await sample(g.gateway, g.log, join(dir, 'gateway.heapprofile'), g.load);
     const kept = join(ROOT, 'bench', 'results', `heap-${new Date().toISOString().slice(0, 10)}.heapprofile`);
-    await copyFile(out, kept);
-    const t = heapTotals((JSON.parse(await readFile(out, 'utf8')) as { head: HeapNode }).head, ROOT);
+    await copyFile(join(dir, 'gateway.heapprofile'), kept);
+    const t = nr.totals;
+    console.log(`noderouter: ${perRequest(nr)}, V8's estimate from its samples`);
+    console.log(`bare proxy: ${perRequest(bare)}: the floor, node:http and undici relaying the bytes`);
     console.log(
-      `${Math.round(r.rps)} req/s; ${r.requests} requests sampled over ${SECONDS} s: ${(t.all / 2 ** 20).toFixed(1)} MB allocated (V8's estimate), ${(t.all / r.requests).toFixed(0)} B a request`,
+      `the request's body is ${Buffer.byteLength(SINGLE_CALL)} B, the answer's ${Buffer.byteLength(answer)} B; noderouter's profile in ${kept}\n`,
     );
+    console.log(`noderouter, allocated by package or file (self size):\n${topPerRequest(t.byPlace, t.all, nr.requests, 30)}\n`);
+    console.log(`noderouter, allocated by function (self size):\n${topPerRequest(t.byFunction, t.all, nr.requests, 40)}\n`);
     console.log(
-      `the request's body is ${Buffer.byteLength(SINGLE_CALL)} B, the answer's ${Buffer.byteLength(answer)} B; profile in ${kept}\n`,
+      `bare proxy, allocated by package or file (self size):\n${topPerRequest(bare.totals.byPlace, bare.totals.all, bare.requests, 12)}`,
     );
-    console.log(`allocated by package or file (self size):\n${topPerRequest(t.byPlace, t.all, r.requests, 30)}\n`);
-    console.log(`allocated by function (self size):\n${topPerRequest(t.byFunction, t.all, r.requests, 40)}`);
   } finally {
     for (const c of children) c.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });

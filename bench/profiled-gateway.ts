@@ -20,6 +20,8 @@ export interface ProfiledGateway {
   readonly children: readonly ChildProcess[];
   /** Its log (stdout), written to a file as a log shipper would take it. */
   readonly log: string;
+  /** The upstream node's origin. */
+  readonly upstream: string;
   /** The single call's URL and headers (our key). */
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
@@ -36,6 +38,16 @@ function started(child: ChildProcess, marker: RegExp): Promise<void> {
     });
     child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
   });
+}
+
+/** Single calls at full load (64 connections) for `seconds`: the requests answered and their rate. */
+export async function singleCalls(
+  url: string,
+  headers: Readonly<Record<string, string>>,
+  seconds: number,
+): Promise<{ requests: number; rps: number }> {
+  const r = await autocannon({ url, method: 'POST', headers, body: SINGLE_CALL, connections: 64, duration: seconds });
+  return { requests: r.requests.total, rps: r.requests.average };
 }
 
 /** Resolve once the file holds `marker`, polling it (the gateway's log is a file, not a pipe). */
@@ -96,16 +108,6 @@ export async function startProfiledGateway(
   await logShows(log, 'serving');
   const url = `http://127.0.0.1:${port}/l1`;
   const headers = { 'content-type': 'application/json', apikey: ours.value };
-  const load = async (seconds: number): Promise<{ requests: number; rps: number }> => {
-    const r = await autocannon({
-      url,
-      method: 'POST',
-      headers,
-      body: SINGLE_CALL,
-      connections: 64,
-      duration: seconds,
-    });
-    return { requests: r.requests.total, rps: r.requests.average };
-  };
-  return { gateway, children, log, url, headers, load };
+  const load = (seconds: number): Promise<{ requests: number; rps: number }> => singleCalls(url, headers, seconds);
+  return { gateway, children, log, upstream: `http://127.0.0.1:${up}`, url, headers, load };
 }
