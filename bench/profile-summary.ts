@@ -1,6 +1,6 @@
-// What the profiles print: a CPU profile's self time (npm run profile) or a sampling
-// heap profile's self size (npm run heap-profile), added up by package or file and by
-// function. Pure, so the unit tests give it fixed profiles.
+// What npm run heap-profile prints: a sampling heap profile's self size added up by
+// package or file and by function (placed as npm run profile places its CPU samples).
+// Pure, so the unit tests give it fixed profiles.
 
 export interface CallFrame {
   readonly functionName: string;
@@ -32,26 +32,6 @@ function add(m: Map<string, number>, k: string, v: number): void {
   m.set(k, (m.get(k) ?? 0) + v);
 }
 
-/** Self time of a CPU profile, by place and function. */
-export function cpuTotals(
-  profile: { nodes: ReadonlyArray<{ id: number; callFrame: CallFrame }>; samples: readonly number[]; timeDeltas: readonly number[] },
-  root: string,
-): Totals {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const byPlace = new Map<string, number>();
-  const byFunction = new Map<string, number>();
-  let all = 0;
-  profile.samples.forEach((id, i) => {
-    const t = profile.timeDeltas[i] ?? 0;
-    const cf = byId.get(id)?.callFrame;
-    if (cf === undefined) return;
-    add(byPlace, placeOf(cf.url, cf.functionName, root), t);
-    add(byFunction, functionOf(cf, root), t);
-    all += t;
-  });
-  return { all, byPlace, byFunction };
-}
-
 /** A node of V8's sampling heap profile: the bytes allocated in this frame itself, and its callees. */
 export interface HeapNode {
   readonly callFrame: CallFrame;
@@ -75,15 +55,6 @@ export function heapTotals(head: HeapNode, root: string): Totals {
     for (const c of n.children ?? []) stack.push(c);
   }
   return { all, byPlace, byFunction };
-}
-
-/** The `n` largest entries, each as its share of `all`: `  12.3%  name`. */
-export function top(totals: ReadonlyMap<string, number>, all: number, n: number): string {
-  return [...totals]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, n)
-    .map(([k, v]) => `${((100 * v) / all).toFixed(1).padStart(5)}%  ${k}`)
-    .join('\n');
 }
 
 /** The `n` largest entries in bytes per request, with their share of `all`: `  412 B/req  12.3%  name`. */

@@ -4,39 +4,132 @@
 // by package or file and by function. PROFILE_SECONDS (default 10). The profile file is
 // kept in bench/results/ for Chrome DevTools or speedscope.
 
-import type { ChildProcess } from 'node:child_process';
-import { copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import autocannon from 'autocannon';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, startProfiledGateway } from './profiled-gateway.js';
-import { cpuTotals, top, type CallFrame } from './profile-summary.js';
+import { fileURLToPath } from 'node:url';
+import { newKeyRecord } from '../src/auth/key-store.js';
+import { freePort } from './measure.js';
 
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
 
+interface ProfileNode {
+  readonly id: number;
+  readonly callFrame: { functionName: string; url: string; lineNumber: number };
+}
 interface Profile {
-  readonly nodes: Array<{ id: number; callFrame: CallFrame }>;
+  readonly nodes: ProfileNode[];
   readonly samples: number[];
   readonly timeDeltas: number[];
 }
 
+function started(child: ChildProcess, marker: RegExp): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      if (out.length < 100_000) out += d.toString();
+      if (marker.test(out)) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+  });
+}
+
+/** Where a sample's time goes: a package under node_modules, a file of ours, or Node's own. */
+function placeOf(url: string, name: string): string {
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (pkg !== null) return `package ${pkg[1]}`;
+  if (url.startsWith('node:')) return url;
+  if (url === '') return name;
+  return url.replace(`file://${ROOT}`, '');
+}
+
+function top(totals: Map<string, number>, all: number, n: number): string {
+  return [...totals]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([k, v]) => `${((100 * v) / all).toFixed(1).padStart(5)}%  ${k}`)
+    .join('\n');
+}
+
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'noderouter-profile-'));
-  let children: readonly ChildProcess[] = [];
+  const children: ChildProcess[] = [];
   try {
-    const g = await startProfiledGateway(dir, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
-    children = g.children;
-    const r = await g.load(SECONDS);
-    const exited = new Promise((resolve) => g.gateway.once('exit', resolve));
-    g.gateway.kill('SIGINT');
+    const [up, port, admin] = await Promise.all([freePort(), freePort(), freePort()]);
+    const upstream = spawn(process.execPath, ['--import', 'tsx', 'bench/upstream.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, BENCH_PORTS: String(up) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    children.push(upstream);
+    await started(upstream, /ready/);
+    const ours = newKeyRecord({ account: 'bench', tier: 'bench' });
+    await writeFile(join(dir, 'keys.json'), JSON.stringify({ version: 1, keys: [ours.record] }));
+    const config = join(dir, 'gateway.yaml');
+    await writeFile(
+      config,
+      [
+        `server: { host: 127.0.0.1, port: ${port}, adminHost: 127.0.0.1, adminPort: ${admin} }`,
+        'log: { level: info }',
+        `store: { kind: file, path: "${dir}/keys.json" }`,
+        'tiers:',
+        '  bench: { rate: 1000000, burst: 1000000 }',
+        'chains:',
+        '  l1:',
+        '    plugin: evm',
+        '    route: { path: /l1 }',
+        '    cache: off',
+        '    nodes:',
+        `      - { name: n0, url: "http://127.0.0.1:${up}", role: full }`,
+        '',
+      ].join('\n'),
+    );
+    // Its log lines go to a file, as to a log shipper: a pipe read by this busy process would hold them back.
+    const log = join(dir, 'gateway.log');
+    const fd = openSync(log, 'w');
+    const gateway = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, 'dist/src/bin.js', 'serve', '--config', config], {
+      cwd: ROOT,
+      stdio: ['ignore', fd, 'inherit'],
+    });
+    closeSync(fd);
+    children.push(gateway);
+    while (!(await readFile(log, 'utf8')).includes('serving')) await new Promise((r) => setTimeout(r, 50));
+    const r = await autocannon({
+      url: `http://127.0.0.1:${port}/l1`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', apikey: ours.value },
+      body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}',
+      connections: 64,
+      duration: SECONDS,
+    });
+    const exited = new Promise((resolve) => gateway.once('exit', resolve));
+    gateway.kill('SIGINT');
     await exited;
     const file = (await readdir(dir)).find((f) => f.endsWith('.cpuprofile'));
     if (file === undefined) throw new Error('no profile written');
     const kept = join(ROOT, 'bench', 'results', `profile-${new Date().toISOString().slice(0, 10)}.cpuprofile`);
     await copyFile(join(dir, file), kept);
-    const t = cpuTotals(JSON.parse(await readFile(join(dir, file), 'utf8')) as Profile, ROOT);
-    console.log(`${Math.round(r.rps)} req/s over ${SECONDS} s; profile of the whole run (start-up included) in ${kept}\n`);
-    console.log(`self time by package or file:\n${top(t.byPlace, t.all, 30)}\n`);
-    console.log(`self time by function:\n${top(t.byFunction, t.all, 40)}`);
+    const profile = JSON.parse(await readFile(join(dir, file), 'utf8')) as Profile;
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    const byPlace = new Map<string, number>();
+    const byFunction = new Map<string, number>();
+    let all = 0;
+    profile.samples.forEach((id, i) => {
+      const t = profile.timeDeltas[i] ?? 0;
+      const cf = (byId.get(id) as ProfileNode).callFrame;
+      const place = placeOf(cf.url, cf.functionName);
+      byPlace.set(place, (byPlace.get(place) ?? 0) + t);
+      const fn = `${cf.functionName || '(anonymous)'}  ${place}:${cf.lineNumber + 1}`;
+      byFunction.set(fn, (byFunction.get(fn) ?? 0) + t);
+      all += t;
+    });
+    console.log(`${Math.round(r.requests.average)} req/s over ${SECONDS} s; profile of the whole run (start-up included) in ${kept}\n`);
+    console.log(`self time by package or file:\n${top(byPlace, all, 30)}\n`);
+    console.log(`self time by function:\n${top(byFunction, all, 40)}`);
   } finally {
     for (const c of children) c.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });

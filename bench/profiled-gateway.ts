@@ -1,4 +1,4 @@
-// The gateway the profiles look into (npm run profile, npm run heap-profile): the bench's
+// The gateway npm run heap-profile looks into (as npm run profile's): the bench's
 // upstream node and one noderouter in front of it with auth, a finite rate limit,
 // metrics and info-level request logs, started with the profiler's Node options, and
 // single eth_blockNumber calls to load it with.

@@ -13,6 +13,7 @@
 // bench/results/<date>.json.
 //
 // BENCH_SECONDS (default 5), BENCH_ROUNDS (default 2), BENCH_CONNECTIONS (default 64),
+// BENCH_REWARM (default 1): seconds of unrecorded load right before each measurement,
 // BENCH_SKIP_1M=1 to leave out the 1 000 000-key store, BENCH_BEFORE=<git revision> to
 // build that revision too and measure it beside this one (single calls, at full load and
 // at the fixed rate, batches and cache hits, 1 key): a before and after in one run.
@@ -75,6 +76,14 @@ const LIMIT_RATE = Number(process.env.BENCH_LIMIT_RATE ?? 200);
 const LEASE = process.env.BENCH_LEASE ?? 'leaseMs: 200, leaseTokens: auto';
 /** An unrecorded pass per target first, so JIT and connections are warm when measured. */
 const WARMUP_SECONDS = 2;
+/**
+ * And an unrecorded second of the same load right before each measurement: a gateway
+ * left idle while the others are measured comes back with its heap shrunk by V8's
+ * memory reducer, and its first seconds under load cost more per request (a 3-second
+ * row measured on a process just after idle came out up to 1.7× the same config's row
+ * measured on a process already under load). BENCH_REWARM=0 measures without it.
+ */
+const REWARM_SECONDS = Number(process.env.BENCH_REWARM ?? 1);
 const TASKSET = existsSync('/usr/bin/taskset');
 /** The load generator (and this process) run on core 0; the upstream and the target on core 1. */
 const LOAD_CORE = '0';
@@ -808,6 +817,7 @@ async function main(): Promise<void> {
     for (const p of order) {
       const id = `${p.scenario}|${p.target}`;
       process.stdout.write(`round ${round + 1}/${ROUNDS}: ${p.target} — ${p.scenario}… `);
+      if (REWARM_SECONDS > 0) await measure(p, REWARM_SECONDS);
       const cpu0 = await cpuSecondsOfTree(p.pid);
       const r = await measure(p);
       const cpu1 = await cpuSecondsOfTree(p.pid);

@@ -1,9 +1,9 @@
-// The profiles' tables from fixed profiles: a sampling heap profile's self sizes added up
-// by package or file and by function (the tree walked whole, empty frames left out), a
-// CPU profile's self time likewise, and bytes per request as printed.
+// The heap profile's tables from fixed profiles: a sampling heap profile's self sizes
+// added up by package or file and by function (the tree walked whole, empty frames left
+// out), and bytes per request as printed.
 
 import { expect } from 'chai';
-import { cpuTotals, heapTotals, placeOf, topPerRequest, type HeapNode } from '../../../bench/profile-summary.js';
+import { heapTotals, placeOf, topPerRequest, type HeapNode } from '../../../bench/profile-summary.js';
 
 const ROOT = '/repo/';
 const frame = (functionName: string, url: string, lineNumber = 0): HeapNode['callFrame'] => ({ functionName, url, lineNumber });
@@ -62,23 +62,5 @@ describe('bench: profile summaries', () => {
       5,
     ).split('\n');
     expect(lines).to.deep.equal(['    900 B/req  90.0%  large', '    100 B/req  10.0%  small']);
-  });
-
-  it('adds up a CPU profile’s self time by sample', () => {
-    const t = cpuTotals(
-      {
-        nodes: [
-          { id: 1, callFrame: frame('(root)', '') },
-          { id: 2, callFrame: frame('hash', 'node:crypto', 4) },
-          { id: 3, callFrame: frame('send', 'file:///repo/node_modules/undici/lib/x.js', 0) },
-        ],
-        samples: [2, 3, 2, 9],
-        timeDeltas: [10, 20, 30, 40],
-      },
-      ROOT,
-    );
-    expect(t.all).to.equal(60);
-    expect(t.byPlace.get('node:crypto')).to.equal(40);
-    expect(t.byFunction.get('send  package undici:1')).to.equal(20);
   });
 });
