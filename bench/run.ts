@@ -77,11 +77,11 @@ const LEASE = process.env.BENCH_LEASE ?? 'leaseMs: 200, leaseTokens: auto';
 /** An unrecorded pass per target first, so JIT and connections are warm when measured. */
 const WARMUP_SECONDS = 2;
 /**
- * And an unrecorded second of the same load right before each measurement: a gateway
- * left idle while the others are measured comes back with its heap shrunk by V8's
- * memory reducer, and its first seconds under load cost more per request (a 3-second
- * row measured on a process just after idle came out up to 1.7× the same config's row
- * measured on a process already under load). BENCH_REWARM=0 measures without it.
+ * And an unrecorded second of the same load right before each measurement, so every row
+ * starts on a process already under load, as a gateway in service is, not one that sat
+ * idle while the other targets were measured (its heap may have been shrunk meanwhile).
+ * In short runs the first row measured on a process after idling tended to cost more
+ * than the next row on it. BENCH_REWARM=0 measures without it.
  */
 const REWARM_SECONDS = Number(process.env.BENCH_REWARM ?? 1);
 const TASKSET = existsSync('/usr/bin/taskset');
