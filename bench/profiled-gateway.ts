@@ -1,0 +1,113 @@
+// The gateway npm run heap-profile looks into (as npm run profile's): the bench's
+// upstream node and one noderouter in front of it with auth, a finite rate limit,
+// metrics and info-level request logs, started with the profiler's Node options, and
+// single eth_blockNumber calls to load it with.
+
+import autocannon from 'autocannon';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { newKeyRecord } from '../src/auth/key-store.js';
+import { freePort } from './measure.js';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const SINGLE_CALL = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
+
+export interface ProfiledGateway {
+  readonly gateway: ChildProcess;
+  readonly children: readonly ChildProcess[];
+  /** Its log (stdout), written to a file as a log shipper would take it. */
+  readonly log: string;
+  /** The upstream node's origin. */
+  readonly upstream: string;
+  /** The single call's URL and headers (our key). */
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Single calls at full load for `seconds`; the requests answered and their rate. */
+  load(seconds: number): Promise<{ requests: number; rps: number }>;
+}
+
+function started(child: ChildProcess, marker: RegExp): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      if (out.length < 100_000) out += d.toString();
+      if (marker.test(out)) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+  });
+}
+
+/** Single calls at full load (64 connections) for `seconds`: the requests answered and their rate. */
+export async function singleCalls(
+  url: string,
+  headers: Readonly<Record<string, string>>,
+  seconds: number,
+): Promise<{ requests: number; rps: number }> {
+  const r = await autocannon({ url, method: 'POST', headers, body: SINGLE_CALL, connections: 64, duration: seconds });
+  return { requests: r.requests.total, rps: r.requests.average };
+}
+
+/** Resolve once the file holds `marker`, polling it (the gateway's log is a file, not a pipe). */
+export async function logShows(file: string, marker: string, timeoutMs = 60_000): Promise<void> {
+  for (let waited = 0; waited < timeoutMs; waited += 50) {
+    if ((await readFile(file, 'utf8').catch(() => '')).includes(marker)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${file} did not show "${marker}" within ${timeoutMs} ms`);
+}
+
+/** Start the upstream and the gateway (Node options `nodeArgs`, more environment `env`) in `dir`. */
+export async function startProfiledGateway(
+  dir: string,
+  nodeArgs: readonly string[],
+  env: Record<string, string> = {},
+): Promise<ProfiledGateway> {
+  const children: ChildProcess[] = [];
+  const [up, port, admin] = await Promise.all([freePort(), freePort(), freePort()]);
+  const upstream = spawn(process.execPath, ['--import', 'tsx', 'bench/upstream.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, BENCH_PORTS: String(up) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(upstream);
+  await started(upstream, /ready/);
+  const ours = newKeyRecord({ account: 'bench', tier: 'bench' });
+  await writeFile(join(dir, 'keys.json'), JSON.stringify({ version: 1, keys: [ours.record] }));
+  const config = join(dir, 'gateway.yaml');
+  await writeFile(
+    config,
+    [
+      `server: { host: 127.0.0.1, port: ${port}, adminHost: 127.0.0.1, adminPort: ${admin} }`,
+      'log: { level: info }',
+      `store: { kind: file, path: "${dir}/keys.json" }`,
+      'tiers:',
+      '  bench: { rate: 1000000, burst: 1000000 }',
+      'chains:',
+      '  l1:',
+      '    plugin: evm',
+      '    route: { path: /l1 }',
+      '    cache: off',
+      '    nodes:',
+      `      - { name: n0, url: "http://127.0.0.1:${up}", role: full }`,
+      '',
+    ].join('\n'),
+  );
+  // Its log lines go to a file, as to a log shipper: a pipe read by this busy process would hold them back.
+  const log = join(dir, 'gateway.log');
+  const fd = openSync(log, 'w');
+  const gateway = spawn(process.execPath, [...nodeArgs, 'dist/src/bin.js', 'serve', '--config', config], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', fd, 'inherit'],
+  });
+  closeSync(fd);
+  children.push(gateway);
+  await logShows(log, 'serving');
+  const url = `http://127.0.0.1:${port}/l1`;
+  const headers = { 'content-type': 'application/json', apikey: ours.value };
+  const load = (seconds: number): Promise<{ requests: number; rps: number }> => singleCalls(url, headers, seconds);
+  return { gateway, children, log, upstream: `http://127.0.0.1:${up}`, url, headers, load };
+}
