@@ -37,6 +37,16 @@ export class BreakerWindow {
     (this.calls[slot] as number)++;
     if (!failed) return false;
     (this.failures[slot] as number)++;
+    const { calls, failures } = this.counts(bucket);
+    return calls >= this.volume && (failures / calls) * 100 > this.thresholdPercent;
+  }
+
+  /** Failures counted in the window as it stands at `now` (ms). */
+  failuresAt(now: number): number {
+    return this.counts(Math.floor(now / this.bucketMs)).failures;
+  }
+
+  private counts(bucket: number): { calls: number; failures: number } {
     let calls = 0;
     let failures = 0;
     for (let i = 0; i < BUCKETS; i++) {
@@ -44,6 +54,6 @@ export class BreakerWindow {
       calls += this.calls[i] as number;
       failures += this.failures[i] as number;
     }
-    return calls >= this.volume && (failures / calls) * 100 > this.thresholdPercent;
+    return { calls, failures };
   }
 }

@@ -164,6 +164,11 @@ export class PoolNode implements NodeClient {
     this.breaker.fire(outcome === 'ok' ? SUCCEEDED : () => Promise.reject(outcome)).catch(() => undefined);
   }
 
+  /** Failures of the node its closed breaker counts now (those in its window). */
+  get breakerFailures(): number {
+    return this.window.failuresAt(performance.now());
+  }
+
   /** The node's HTTP/2 client for gRPC calls, connected on first use. */
   get grpc(): GrpcClient {
     return (this.h2 ??= new GrpcClient(this.config.url, this.config.headers));

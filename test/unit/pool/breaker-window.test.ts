@@ -47,6 +47,7 @@ describe('breaker window (src/pool/breaker-window.ts)', () => {
     // Three of six calls failed: 50% is not above 50%.
     for (let i = 0; i < 3; i++) node.settle(new NodeFailure('io', 'reset'));
     expect(opened).to.deep.equal([]);
+    expect(node.breakerFailures).to.equal(3);
     node.settle(new NodeFailure('io', 'reset'));
     expect(opened).to.deep.equal(['open']);
     expect(node.breakerState).to.equal('open');

@@ -150,8 +150,8 @@ describe('subscription hub (src/subscriptions/hub.ts)', () => {
     await devnet.node(from).setFaults({ down: true });
     await until(() => subscribes()[to] === 1 && hub.nodeSubscriptions === 1, { what: 'the subscription is made again on the other node' });
     expect(moves).to.deep.equal(['moved']);
-    expect(poolNode(from).breaker.stats.failures).to.equal(1);
-    expect(poolNode(to).breaker.stats.failures).to.equal(0);
+    expect(poolNode(from).breakerFailures).to.equal(1);
+    expect(poolNode(to).breakerFailures).to.equal(0);
     advance();
     await until(() => client.delivered.length === 1, { what: 'the moved subscription delivers' });
     expect(client.subscriptionIds()).to.deep.equal([id]);
@@ -166,7 +166,7 @@ describe('subscription hub (src/subscriptions/hub.ts)', () => {
     hub.check();
     await until(() => moves.length === 1, { what: 'the subscription moved' });
     expect(moves).to.deep.equal(['moved']);
-    expect(poolNode(from).breaker.stats.failures).to.equal(0);
+    expect(poolNode(from).breakerFailures).to.equal(0);
     advance();
     await until(() => client.delivered.length === 1, { what: 'it delivers from its new node' });
     expect(client.subscriptionIds()).to.deep.equal([id]);
@@ -200,7 +200,7 @@ describe('subscription hub (src/subscriptions/hub.ts)', () => {
     idOf(await hub.subscribe(three, subscribeCall(['newHeads']), 'eth_unsubscribe'));
     expect([one.delivered, two.delivered]).to.deep.equal([[], []]);
     // The gateway closed that socket: nothing counts against the node.
-    expect(pool.nodes.map((n) => n.breaker.stats.failures)).to.deep.equal([0, 0]);
+    expect(pool.nodes.map((n) => n.breakerFailures)).to.deep.equal([0, 0]);
   });
 
   it('gives a subscription the chain refused back as the chain’s error, keeping nothing of it', async () => {
@@ -220,7 +220,7 @@ describe('subscription hub (src/subscriptions/hub.ts)', () => {
     // One failed connection is one failure, however many ways it is heard of: the
     // pause gives a second report (the socket's close after its error) time to come.
     await pause(50);
-    expect(pool.nodes.map((n) => n.breaker.stats.failures)).to.deep.equal([1, 1]);
+    expect(pool.nodes.map((n) => n.breakerFailures)).to.deep.equal([1, 1]);
   });
 
   it('hands every subscription to its successor on a reload', async () => {
