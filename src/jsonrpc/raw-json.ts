@@ -73,8 +73,12 @@ export function skipValue(s: string, i: number): number {
   return j > i ? j : -1;
 }
 
-/** Raw text of each member of a top-level JSON array, or undefined when `s` is not one. */
-export function splitArray(s: string): string[] | undefined {
+/**
+ * Raw text of each member of a top-level JSON array, or undefined when `s` is not one.
+ * At most `max` + 1 members are read: a longer array comes back with `max` + 1 of them
+ * (the rest unread and unchecked), so a huge batch costs a scan, never its members.
+ */
+export function splitArray(s: string, max = Infinity): string[] | undefined {
   let i = skipWs(s, 0);
   if (s.charCodeAt(i) !== OPEN_BRACKET) return undefined;
   const out: string[] = [];
@@ -84,6 +88,7 @@ export function splitArray(s: string): string[] | undefined {
     const end = skipValue(s, i);
     if (end < 0) return undefined;
     out.push(s.slice(i, end));
+    if (out.length > max) return out;
     i = skipWs(s, end);
     const c = s.charCodeAt(i);
     if (c === COMMA) {
@@ -173,24 +178,4 @@ export function nestingDepth(s: string, limit: number): number {
     } else if (d === CLOSE_BRACE || d === CLOSE_BRACKET) depth--;
   }
   return depth === 0 ? max : -1;
-}
-
-/**
- * Is `s` a top-level JSON array of more than `max` members? Counts members by walking
- * them and stops at max + 1, so a huge batch costs a scan, never an array of values.
- * Unreadable text answers false (JSON.parse reports it).
- */
-export function arrayLongerThan(s: string, max: number): boolean {
-  let i = skipWs(s, 0);
-  if (s.charCodeAt(i) !== OPEN_BRACKET) return false;
-  i = skipWs(s, i + 1);
-  if (s.charCodeAt(i) === CLOSE_BRACKET) return false;
-  for (let n = 1; ; n++) {
-    if (n > max) return true;
-    const end = skipValue(s, i);
-    if (end < 0) return false;
-    i = skipWs(s, end);
-    if (s.charCodeAt(i) !== COMMA) return false;
-    i = skipWs(s, i + 1);
-  }
 }
