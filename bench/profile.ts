@@ -1,7 +1,8 @@
 // npm run profile — where a request's CPU goes. Starts the benchmark's upstream node
 // and one noderouter (auth, a finite rate limit, metrics, info-level request logs) with
 // --cpu-prof, loads it with single calls, stops it, and prints the profile's self time
-// by package or file and by function. PROFILE_SECONDS (default 10). The profile file is
+// by package or file and by function. PROFILE_SECONDS (default 10); PROFILE_BATCH=N
+// loads it with batches of N calls instead (the bench's shape). The profile file is
 // kept in bench/results/ for Chrome DevTools or speedscope.
 
 import autocannon from 'autocannon';
@@ -16,6 +17,11 @@ import { freePort } from './measure.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
+const BATCH = Number(process.env.PROFILE_BATCH ?? 0);
+const SINGLE = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
+/** A batch as bench/run.ts sends it. */
+const batchBody = (n: number): string =>
+  JSON.stringify(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'eth_blockNumber' })));
 
 interface ProfileNode {
   readonly id: number;
@@ -102,7 +108,7 @@ async function main(): Promise<void> {
       url: `http://127.0.0.1:${port}/l1`,
       method: 'POST',
       headers: { 'content-type': 'application/json', apikey: ours.value },
-      body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}',
+      body: BATCH > 0 ? batchBody(BATCH) : SINGLE,
       connections: 64,
       duration: SECONDS,
     });

@@ -7,7 +7,7 @@ import { GatewayError } from '../errors.js';
 import type { Call, InvalidItem, JsonLimits, JsonRpcCall, JsonRpcRequest, RpcItem } from '../plugin/contract.js';
 import { JSONRPC_2, rewrittenItem, type JsonRpcDialect } from './dialect.js';
 import { ENVELOPE_NAMES, memberNameProblem, unambiguousId, type ExactNames } from './member-names.js';
-import { arrayLongerThan, fewOpenings, memberRaw, nestingDepth, splitArray } from './raw-json.js';
+import { fewOpenings, memberRaw, nestingDepth, splitArray } from './raw-json.js';
 
 export type JsonRpcLimits = JsonLimits;
 
@@ -122,8 +122,9 @@ export function parseJsonRpcBody<M>(
   if (depth > limits.maxDepth) {
     throw new GatewayError('INVALID_REQUEST', { message: `Invalid request: JSON nested deeper than ${limits.maxDepth}` });
   }
-  // A batch longer than any tier allows is refused before JSON.parse builds it.
-  if (arrayLongerThan(text, limits.maxBatch)) {
+  // A batch's items, as sent; one longer than any tier allows is refused before JSON.parse builds it.
+  const raws = splitArray(text, limits.maxBatch);
+  if (raws !== undefined && raws.length > limits.maxBatch) {
     throw new GatewayError('BATCH_TOO_LARGE', { message: `Batch is over the largest batch allowed (${limits.maxBatch} items)` });
   }
   let value: unknown;
@@ -134,7 +135,6 @@ export function parseJsonRpcBody<M>(
   }
   if (Array.isArray(value)) {
     if (value.length === 0) throw new GatewayError('INVALID_REQUEST', { message: 'Invalid request: empty batch' });
-    const raws = splitArray(text);
     if (raws === undefined || raws.length !== value.length) throw new GatewayError('PARSE_ERROR');
     const items = new Array<RpcItem<M | undefined>>(value.length);
     for (let i = 0; i < value.length; i++) items[i] = readItem(value[i], raws[i] as string, limits, meta, names, dialect);

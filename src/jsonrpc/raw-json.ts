@@ -73,8 +73,12 @@ export function skipValue(s: string, i: number): number {
   return j > i ? j : -1;
 }
 
-/** Raw text of each member of a top-level JSON array, or undefined when `s` is not one. */
-export function splitArray(s: string): string[] | undefined {
+/**
+ * Raw text of each member of a top-level JSON array, or undefined when `s` is not one.
+ * At most `max` + 1 members are read: a longer array comes back with `max` + 1 of them
+ * (the rest unread and unchecked), so a huge batch costs a scan, never its members.
+ */
+export function splitArray(s: string, max = Infinity): string[] | undefined {
   let i = skipWs(s, 0);
   if (s.charCodeAt(i) !== OPEN_BRACKET) return undefined;
   const out: string[] = [];
@@ -84,6 +88,7 @@ export function splitArray(s: string): string[] | undefined {
     const end = skipValue(s, i);
     if (end < 0) return undefined;
     out.push(s.slice(i, end));
+    if (out.length > max) return out;
     i = skipWs(s, end);
     const c = s.charCodeAt(i);
     if (c === COMMA) {
@@ -95,39 +100,51 @@ export function splitArray(s: string): string[] | undefined {
   }
 }
 
-/** Where the value of the top-level member `name` of a JSON object's text lies: [start, end), or undefined. */
-function memberSpan(s: string, name: string): [number, number] | undefined {
+/** Is the name literal at [i, end) (quotes included) `name`, a plain name (no quote, no backslash)? */
+function nameIs(s: string, i: number, end: number, name: string): boolean {
+  const len = end - i - 2;
+  if (len === name.length) return s.startsWith(name, i + 1);
+  // Escapes make a literal longer than its text (`"\u0069d"` is `id`): decoded, which is rare.
+  if (len < name.length) return false;
+  for (let k = i + 1; k < end - 1; k++) if (s.charCodeAt(k) === BACKSLASH) return JSON.parse(s.slice(i, end)) === name;
+  return false;
+}
+
+/** Where the value of the first top-level member `name` of a JSON object's text starts, or -1. No allocation. */
+export function memberStart(s: string, name: string): number {
   let i = skipWs(s, 0);
-  if (s.charCodeAt(i) !== OPEN_BRACE) return undefined;
+  if (s.charCodeAt(i) !== OPEN_BRACE) return -1;
   i = skipWs(s, i + 1);
   while (i < s.length && s.charCodeAt(i) === QUOTE) {
     const keyEnd = skipString(s, i);
-    if (keyEnd < 0) return undefined;
-    const rawKey = s.slice(i + 1, keyEnd - 1);
+    if (keyEnd < 0) return -1;
+    const found = nameIs(s, i, keyEnd, name);
     i = skipWs(s, keyEnd);
-    if (s.charCodeAt(i) !== COLON) return undefined;
+    if (s.charCodeAt(i) !== COLON) return -1;
     i = skipWs(s, i + 1);
+    if (found) return i;
     const end = skipValue(s, i);
-    if (end < 0) return undefined;
-    const key = rawKey.includes('\\') ? (JSON.parse(`"${rawKey}"`) as string) : rawKey;
-    if (key === name) return [i, end];
+    if (end < 0) return -1;
     i = skipWs(s, end);
-    if (s.charCodeAt(i) !== COMMA) return undefined;
+    if (s.charCodeAt(i) !== COMMA) return -1;
     i = skipWs(s, i + 1);
   }
-  return undefined;
+  return -1;
 }
 
 /** Raw text of the top-level member `name` of a JSON object's text, or undefined. */
 export function memberRaw(s: string, name: string): string | undefined {
-  const span = memberSpan(s, name);
-  return span === undefined ? undefined : s.slice(span[0], span[1]);
+  const start = memberStart(s, name);
+  if (start < 0) return undefined;
+  const end = skipValue(s, start);
+  return end < 0 ? undefined : s.slice(start, end);
 }
 
 /** The text with the value of its top-level member `name` replaced by `raw`; unchanged when it has none. */
 export function withMemberRaw(s: string, name: string, raw: string): string {
-  const span = memberSpan(s, name);
-  return span === undefined ? s : s.slice(0, span[0]) + raw + s.slice(span[1]);
+  const start = memberStart(s, name);
+  const end = start < 0 ? -1 : skipValue(s, start);
+  return end < 0 ? s : s.slice(0, start) + raw + s.slice(end);
 }
 
 /**
@@ -161,24 +178,4 @@ export function nestingDepth(s: string, limit: number): number {
     } else if (d === CLOSE_BRACE || d === CLOSE_BRACKET) depth--;
   }
   return depth === 0 ? max : -1;
-}
-
-/**
- * Is `s` a top-level JSON array of more than `max` members? Counts members by walking
- * them and stops at max + 1, so a huge batch costs a scan, never an array of values.
- * Unreadable text answers false (JSON.parse reports it).
- */
-export function arrayLongerThan(s: string, max: number): boolean {
-  let i = skipWs(s, 0);
-  if (s.charCodeAt(i) !== OPEN_BRACKET) return false;
-  i = skipWs(s, i + 1);
-  if (s.charCodeAt(i) === CLOSE_BRACKET) return false;
-  for (let n = 1; ; n++) {
-    if (n > max) return true;
-    const end = skipValue(s, i);
-    if (end < 0) return false;
-    i = skipWs(s, end);
-    if (s.charCodeAt(i) !== COMMA) return false;
-    i = skipWs(s, i + 1);
-  }
 }

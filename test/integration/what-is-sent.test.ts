@@ -1,10 +1,12 @@
 // What is checked is what is sent (issue 18, points 1 and 7), tried as an attacker
 // would with raw bodies and raw URLs against a real gateway and devnet nodes: a body a
-// Go node reads otherwise never reaches a node, a key in an encoded query parameter is
-// found and never forwarded, and an encoded REST path meets the same permissions,
-// label and cost as the path the node routes.
+// Go node reads otherwise never reaches a node, a batch reaches it as the client wrote
+// it with only each id's value changed (issue 30, point 2), a key in an encoded query
+// parameter is found and never forwarded, and an encoded REST path meets the same
+// permissions, label and cost as the path the node routes.
 
 import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
 import { get, rpc, startStack, type Stack } from '../support/harness.js';
 import { rawRequest } from '../support/raw-http.js';
 import { RpcSocket, wsUrl } from '../support/ws-client.js';
@@ -96,6 +98,38 @@ describe('what is checked is what is sent', function () {
       } finally {
         socket.ws.close();
       }
+    });
+  });
+
+  describe('batches', () => {
+    it('relays each item as the client wrote it, only its id changed to its place, and answers under the client ids', async () => {
+      // Unknown block hashes: answered null, so never cached, and each run's are new.
+      const hashes = [0, 1, 2, 3].map(() => `"0x${randomBytes(32).toString('hex')}"`);
+      const items = [
+        `{"jsonrpc":"2.0","id":7,"method":"eth_getBlockByHash","params":[${hashes[0]},false]}`,
+        // The same id again, spaced out, members in another order, a member the gateway does not read.
+        `{ "params" : [ ${hashes[1]} , false ] , "method" : "eth_getBlockByHash" , "id" : 7 , "jsonrpc" : "2.0" , "note" : { "id" : 7 } }`,
+        // A notification: relayed as sent, and no answer for it.
+        `{"jsonrpc":"2.0","method":"eth_getBlockByHash","params":[${hashes[2]},false]}`,
+        // An id member spelt with an escape, its value a string like a gateway id.
+        `{"jsonrpc":"2.0","\\u0069d":"1","method":"eth_getBlockByHash","params":[${hashes[3]},false]}`,
+      ];
+      clearNodes();
+      const res = await rpc(stack.url('/l1'), `[ ${items.join(' ,\n ')} ]`, { apikey: free });
+      expect(res.status).to.equal(200);
+      expect(res.text).to.equal(
+        '[{"jsonrpc":"2.0","id":7,"result":null},{"jsonrpc":"2.0","id":7,"result":null},{"jsonrpc":"2.0","id":"1","result":null}]',
+      );
+      const expected = [
+        items[0]?.replace('"id":7', '"id":0'),
+        items[1]?.replace('"id" : 7 ,', '"id" : 1 ,'),
+        items[2],
+        items[3]?.replace('"\\u0069d":"1"', '"\\u0069d":3'),
+      ];
+      // A hedge may send the same body to a second node.
+      const sent = received().filter((r) => r.body.includes(hashes[0] as string));
+      expect(sent).to.not.have.length(0);
+      for (const r of sent) expect(r.body).to.equal(`[${expected.join(',')}]`);
     });
   });
 

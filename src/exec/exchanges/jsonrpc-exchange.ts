@@ -1,14 +1,15 @@
 // JSON-RPC items to one node in one POST, and each answer paired back to its item.
-// A lone item is relayed as its raw text. In a batch, each item the node answers is
-// sent under the gateway's own id (its place in the batch), so answers are paired by
-// what the gateway sent, never by ids a client chose (which may collide); each answer
-// goes back with the client's id in place of the gateway's, the rest of it as the node
-// sent it. Only answers paired by the gateway's ids may be cached.
+// A lone item is relayed as its raw text. A batch is relayed as the client's items,
+// each the node answers with only its id's value changed to the gateway's own (its
+// place in the batch), so answers are paired by what the gateway sent, never by ids a
+// client chose (which may collide); each answer goes back with the client's id spliced
+// in place of the gateway's, the rest of it as the node sent it. Only answers paired
+// by the gateway's ids may be cached.
 
 import type { CachedAnswer } from '../../cache/cache-store.js';
 import { rpcWriter, type RpcWriter } from '../../jsonrpc/dialect.js';
 import { replyError, withParams } from '../../jsonrpc/envelope.js';
-import { isObjectText, memberRaw, splitArray, withMemberRaw } from '../../jsonrpc/raw-json.js';
+import { isObjectText, memberRaw, memberStart, skipValue, splitArray, withMemberRaw } from '../../jsonrpc/raw-json.js';
 import type {
   AnswerCheck,
   JsonRpcCall,
@@ -24,20 +25,54 @@ import type { PoolNode } from '../../pool/pool-node.js';
 import type { UpstreamReply } from '../../pool/upstream.js';
 import type { CacheCodec, Exchange, Parts, Sent, StateIds } from './exchange.js';
 
-/** An answer's text and whether it was paired by the gateway's own id. */
+/** The answers of one node request, by call: text (undefined: a notification), and which were paired by position only. */
 interface Paired {
-  readonly text: string | undefined;
-  readonly sure: boolean;
+  readonly texts: Array<string | undefined>;
+  readonly unsure: readonly boolean[] | undefined;
 }
 
 const NO_VIEW: PoolView = Object.freeze({ head: undefined, fullEarliest: undefined });
-const NOTIFIED: Paired = { text: undefined, sure: true };
-/** The ids the gateway gives batch items: their places in the batch. */
-const GATEWAY_ID = /^\d{1,6}$/;
+const NOTIFIED: Paired = Object.freeze({ texts: [undefined], unsure: undefined });
+/** The ids the gateway gives batch items are their places in the batch: at most this many digits. */
+const GATEWAY_ID_DIGITS = 6;
 
-/** An item as the node gets it in a batch: the gateway's id, the client's method and params as sent. */
+/**
+ * An item as the node gets it in a batch: the client's bytes with only its id's value
+ * replaced by the gateway's. The parser refused every item whose member names a Go
+ * node could read otherwise than JSON.parse did (member-names.ts: no two names alike
+ * ignoring case, `id` `method` `params` `jsonrpc` spelt exactly), so the one `id`
+ * member found here is the one the node reads, and the rest is what was checked.
+ */
 function underGatewayId(rpc: RpcWriter, call: JsonRpcCall, id: number): string {
-  return rpc.item(call, id, memberRaw(call.raw, 'params'));
+  const raw = call.raw;
+  const start = memberStart(raw, 'id');
+  const end = start < 0 ? -1 : skipValue(raw, start);
+  // Every call with an id has it in its text; written anew should one ever not.
+  if (end < 0) return rpc.item(call, id, memberRaw(raw, 'params'));
+  return raw.slice(0, start) + id + raw.slice(end);
+}
+
+/** A batch as the node gets it: notifications as sent, every other item under its gateway id. */
+function batchBody(rpc: RpcWriter, calls: readonly JsonRpcCall[]): string {
+  let body = '[';
+  for (let k = 0; k < calls.length; k++) {
+    const c = calls[k] as JsonRpcCall;
+    if (k > 0) body += ',';
+    body += c.id === undefined ? c.raw : underGatewayId(rpc, c, k);
+  }
+  return `${body}]`;
+}
+
+/** The gateway id written at [from, to) of `s` (digits only), or -1. */
+function gatewayId(s: string, from: number, to: number): number {
+  if (to - from > GATEWAY_ID_DIGITS) return -1;
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const d = s.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return to > from ? n : -1;
 }
 
 export type { RpcWriter };
@@ -98,28 +133,33 @@ export class JsonRpcExchange implements Exchange<JsonRpcCall, string>, CacheCode
     trace?: Readonly<Record<string, string>>,
   ): Promise<Array<Sent<string>>> {
     const single = calls.length === 1;
-    const body = single
-      ? (calls[0] as JsonRpcCall).raw
-      : `[${calls.map((c, k) => (c.id === undefined ? c.raw : underGatewayId(this.rpc, c, k))).join(',')}]`;
+    const body = single ? (calls[0] as JsonRpcCall).raw : batchBody(this.rpc, calls);
     // A hedge that lost is cancelled: left to run, it would hold a connection to a hung node until its attempt timeout.
     const reply = await node.http.postJson(body, timeoutMs, cancel, trace);
     if (reply.status === 429) throw new NodeThrottled();
     if (reply.status >= 500) throw new NodeFailure('status', `node answered HTTP ${reply.status}`);
     const refused = refusedCredentials(reply.status);
     if (refused !== undefined) throw refused;
-    const paired = single ? [this.singleAnswer(reply, calls[0] as JsonRpcCall)] : this.batchAnswers(reply, calls);
-    return calls.map((call, k) => {
-      const { text, sure } = paired[k] as Paired;
-      if (text === undefined) return { answer: undefined, verdict: 'ok' as const, sure };
+    const { texts, unsure } = single ? this.singleAnswer(reply, calls[0] as JsonRpcCall) : this.batchAnswers(reply, calls);
+    const checks = this.checks !== undefined && this.checks.mode !== 'off';
+    const out = new Array<Sent<string>>(calls.length);
+    for (let k = 0; k < calls.length; k++) {
+      const call = calls[k] as JsonRpcCall;
+      const text = texts[k];
+      const sure = unsure?.[k] !== true;
+      if (text === undefined) {
+        out[k] = { answer: undefined, verdict: 'ok', sure };
+        continue;
+      }
       const answer: JsonRpcReply = { kind: 'jsonrpc', status: reply.status, text, error: replyError(text) };
       const verdict = this.codec.judge(call, answer);
       if (verdict === 'node_failure') throw new NodeFailure('garbage', 'node answer judged a failure');
       if (verdict === 'throttled') throw new NodeThrottled();
-      if (verdict === 'ok' && this.checks !== undefined && this.checks.mode !== 'off' && !this.checked(node, call, answer)) {
-        return { answer: text, verdict, sure: false };
-      }
-      return { answer: text, verdict, sure };
-    });
+      // A good answer the plugin's check refused is relayed, never cached.
+      const verified = verdict !== 'ok' || !checks || this.checked(node, call, answer);
+      out[k] = { answer: text, verdict, sure: sure && verified };
+    }
+    return out;
   }
 
   /**
@@ -143,7 +183,7 @@ export class JsonRpcExchange implements Exchange<JsonRpcCall, string>, CacheCode
     // One request, one answer: the pairing is certain once the id is one this call may get.
     const id = memberRaw(reply.text, 'id');
     if (id === call.id || this.sameId(id, call.id) || (id !== undefined && this.codec.fixedReplyIds?.includes(id) === true)) {
-      return { text: reply.text, sure: true };
+      return { texts: [reply.text], unsure: undefined };
     }
     throw new NodeFailure('garbage', 'node answered another call (wrong id)');
   }
@@ -159,37 +199,42 @@ export class JsonRpcExchange implements Exchange<JsonRpcCall, string>, CacheCode
   }
 
   /**
-   * Answers of a batch, by the gateway's ids. A node that answers some items under a
-   * fixed id (CometBFT's -1) has those paired by position among the rest, and relayed
-   * with the id it gave; anything else unpaired is the node failing.
+   * Answers of a batch, by the gateway's ids, each with the client's id spliced in. A
+   * node that answers some items under a fixed id (CometBFT's -1) has those paired by
+   * position among the rest, and relayed with the id it gave; anything else unpaired
+   * is the node failing.
    */
-  private batchAnswers(reply: UpstreamReply, calls: readonly JsonRpcCall[]): Paired[] {
+  private batchAnswers(reply: UpstreamReply, calls: readonly JsonRpcCall[]): Paired {
     const items = splitArray(reply.text);
     if (items === undefined) throw new NodeFailure('garbage', 'node answer to a batch is not a JSON array');
     let wanted = 0;
     for (const c of calls) if (c.id !== undefined) wanted++;
     if (items.length !== wanted) throw new NodeFailure('garbage', `node answered ${items.length} of ${wanted} batch items`);
-    const out = new Array<Paired>(calls.length);
-    const loose: string[] = [];
+    const texts = new Array<string | undefined>(calls.length);
+    let loose: string[] | undefined;
     for (const item of items) {
-      const id = memberRaw(item, 'id');
-      const k = id === undefined || !GATEWAY_ID.test(id) ? -1 : Number(id);
+      const start = memberStart(item, 'id');
+      const end = start < 0 ? -1 : skipValue(item, start);
+      const k = end < 0 ? -1 : gatewayId(item, start, end);
       const call = calls[k];
-      if (call === undefined || call.id === undefined || out[k] !== undefined) {
-        if (id === undefined || this.codec.fixedReplyIds?.includes(id) !== true) {
+      if (call === undefined || call.id === undefined || texts[k] !== undefined) {
+        if (end < 0 || this.codec.fixedReplyIds?.includes(item.slice(start, end)) !== true) {
           throw new NodeFailure('garbage', 'node answered a batch item the gateway did not send');
         }
-        loose.push(item);
+        (loose ??= []).push(item);
         continue;
       }
-      out[k] = { text: withMemberRaw(item, 'id', call.id), sure: true };
+      texts[k] = item.slice(0, start) + call.id + item.slice(end);
     }
+    if (loose === undefined) return { texts, unsure: undefined };
+    const unsure = new Array<boolean>(calls.length).fill(false);
     let next = 0;
     for (let k = 0; k < calls.length; k++) {
-      if (out[k] !== undefined) continue;
-      out[k] = (calls[k] as JsonRpcCall).id === undefined ? NOTIFIED : { text: loose[next++], sure: false };
+      if (texts[k] !== undefined || (calls[k] as JsonRpcCall).id === undefined) continue;
+      texts[k] = loose[next++];
+      unsure[k] = true;
     }
-    return out;
+    return { texts, unsure };
   }
 
   key(call: JsonRpcCall, routing: Routing): string | undefined {

@@ -71,6 +71,22 @@ describe('JSON-RPC exchange (src/exec/exchanges/jsonrpc-exchange.ts)', () => {
       expect(sent.map((s) => [s.verdict, s.sure])).to.deep.equal(ids.map(() => ['ok', true]));
     });
 
+    it('sends each item as the client wrote it with only its id’s value changed, and splices the client’s id into answers wherever the node put it', async () => {
+      rpc.handler = (req) => ({
+        status: 200,
+        body: `[ ${(splitArray(req.body) ?? []).map((i) => `{ "result" : ${JSON.stringify(JSON.parse(i).method)} , "id" : ${JSON.stringify(JSON.parse(i).id)} }`).join(' , ')} ]`,
+      });
+      const items = [
+        '{ "method" : "a" , "params" : { "id" : 5 } , "id" : "x" , "jsonrpc" : "2.0" , "extra" : [1] }',
+        '{"jsonrpc":"2.0","\\u0069d":"x","method":"b"}',
+      ];
+      const sent = await plain.send(node, callsOf(codec(), `[${items.join(',')}]`), 1_000);
+      expect(rpc.bodies()).to.deep.equal([
+        `[${(items[0] as string).replace('"id" : "x"', '"id" : 0')},${(items[1] as string).replace('"x"', '1')}]`,
+      ]);
+      expect(answers(sent)).to.deep.equal(['{ "result" : "a" , "id" : "x" }', '{ "result" : "b" , "id" : "x" }']);
+    });
+
     it('relays notifications as sent, expecting no answer for them', async () => {
       rpc.handler = reversing;
       const calls = callsOf(codec(), `[${item('"a"', 'm0')},${item(undefined, 'note', [1])},${item('"b"', 'm2')}]`);

@@ -84,10 +84,10 @@ describe('JSON-RPC 1.0 endpoints (JsonRpcCodec.dialect)', () => {
     expect(failed.body).to.equal('{"result":null,"error":{"code":-8,"message":"Block height out of range"},"id":2}');
   });
 
-  it('sends batch items to the node under the gateway’s ids without a "jsonrpc" they did not have, and answers under the client’s', async () => {
+  it('sends batch items to the node as the client wrote them, under the gateway’s ids, and answers under the client’s', async () => {
     const a = await ask(`[${legacyItem('"x"', 'one')},${legacyItem('"x"', 'two')}]`);
     expect(a.body).to.equal('[{"result":"n:one","error":null,"id":"x"},{"result":"n:two","error":null,"id":"x"}]');
-    expect(node.bodies()).to.deep.equal(['[{"id":0,"method":"one","params":[]},{"id":1,"method":"two","params":[]}]']);
+    expect(node.bodies()).to.deep.equal(['[{"method":"one","params":[],"id":0},{"method":"two","params":[],"id":1}]']);
   });
 
   it('refuses invalid items, forbidden calls and whole requests in the 1.0 shape', async () => {
