@@ -16,7 +16,7 @@
 // BENCH_REWARM (default 1): seconds of unrecorded load right before each measurement,
 // BENCH_SKIP_1M=1 to leave out the 1 000 000-key store, BENCH_BEFORE=<git revision> to
 // build that revision too and measure it beside this one (single calls, at full load and
-// at the fixed rate, batches and cache hits, 1 key): a before and after in one run.
+// at the fixed rate, batches, cache hits and WebSocket messages, 1 key): a before and after in one run.
 // `npm run bench -- --check` is the guard against regressions on the request path: the
 // single-call, batch-of-100 and cache-hit rows of this build against BENCH_BEFORE
 // (default: the last tag, else the merge base with origin/main), three alternating
@@ -778,6 +778,7 @@ async function main(): Promise<void> {
   nr('pool of 8 nodes', g1, '/p8', shapes.single as Load, 'single');
   nr('pool of 64 nodes', g1, '/p64', shapes.single as Load, 'single');
   nr('WebSocket message', g1, '/l1', wsMessage, 'WebSocket message');
+  nr('WebSocket message', gBefore, '/l1', wsMessage, 'WebSocket message');
   for (const [label, g] of gateways)
     if (label !== '1 key') nr('single', g, '/l1', shapes.single as Load, 'single', label.includes('all cores'));
   for (const f of features.rows) {

@@ -30,8 +30,14 @@ export class ResponseCache {
     return `${this.chain}\u0000${parts}`;
   }
 
-  async get(key: string): Promise<CachedAnswer | undefined> {
-    const v = await this.store.get(key);
+  /** The kept answer; at once (no promise) when the store is in this process. */
+  get(key: string): CachedAnswer | undefined | Promise<CachedAnswer | undefined> {
+    const v = this.store.get(key);
+    if (v instanceof Promise) return v.then((found) => this.looked(found));
+    return this.looked(v);
+  }
+
+  private looked(v: CachedAnswer | undefined): CachedAnswer | undefined {
     this.events.lookup?.(this.chain, v !== undefined);
     return v;
   }

@@ -27,8 +27,8 @@ import type { CacheCodec, Exchange } from './exchanges/exchange.js';
 import type { ClientOutcome } from './outcome.js';
 import type { RequestOutcome } from './request-record.js';
 import { outcomeOf } from './request-record.js';
-import { admit } from './stages/admit.js';
-import { keep, lookup, NO_LOOKUP } from './stages/cache.js';
+import { admit, type Admitted } from './stages/admit.js';
+import { keep, lookup, NO_LOOKUP, type Lookup } from './stages/cache.js';
 import { forwardTogether } from './stages/forward-together.js';
 import { halveOversize } from './stages/oversize.js';
 import type { PolicyStage } from './stages/policy-stages.js';
@@ -95,29 +95,84 @@ export class CallPath {
     return charged;
   }
 
-  async run<C extends Call, A>(req: RunRequest<C, A>): Promise<RunResult<A>> {
-    const { chain, principal, calls, trace } = req;
+  /**
+   * The calls' answers, in order. Without a promise when nothing needs one: a request
+   * whose every call is answered from a cache in this process and admitted by a limiter
+   * in this process is answered at once, and never builds what forwarding needs.
+   */
+  run<C extends Call, A>(req: RunRequest<C, A>): RunResult<A> | Promise<RunResult<A>> {
+    const { chain, principal, calls } = req;
     const results = new Array<CallResult<A>>(calls.length);
     const { records, cost } = routeCalls<C, A>(this.access, chain, principal, calls, results);
     // Every call refused (permissions, the plugin's classification): no call, yet not free.
-    if (records.length === 0) {
-      const { error, admission } = calls.length === 0 ? NOTHING : await this.refused(chain, principal, 'invalid');
-      if (error !== undefined) results.fill(error);
-      return this.finish(req, results, admission, undefined);
-    }
-    trace.label = (records[0] as CallRecord<C, A>).routing.label;
+    if (records.length === 0) return this.noneRouted(req, results);
+    req.trace.label = (records[0] as CallRecord<C, A>).routing.label;
     pinLatest(chain.pool, records);
     const store = chain.cache;
-    const look = store === undefined || req.cache === undefined ? NO_LOOKUP : await lookup(store, req.cache, chain.pool, records);
+    if (store === undefined || req.cache === undefined) return this.admitted(req, records, results, cost, NO_LOOKUP);
+    const look = lookup(store, req.cache, chain.pool, records);
+    if (look instanceof Promise) return look.then((l) => this.admitted(req, records, results, cost, l));
+    return this.admitted(req, records, results, cost, look);
+  }
+
+  private async noneRouted<C extends Call, A>(req: RunRequest<C, A>, results: Array<CallResult<A>>): Promise<RunResult<A>> {
+    const { error, admission } = req.calls.length === 0 ? NOTHING : await this.refused(req.chain, req.principal, 'invalid');
+    if (error !== undefined) results.fill(error);
+    return this.finish(req, results, admission, undefined);
+  }
+
+  /** The routed calls charged once, together; cached answers count like any other unless the tier says they are free. */
+  private admitted<C extends Call, A>(
+    req: RunRequest<C, A>,
+    records: ReadonlyArray<CallRecord<C, A>>,
+    results: Array<CallResult<A>>,
+    cost: number,
+    look: Lookup,
+  ): RunResult<A> | Promise<RunResult<A>> {
+    const { chain, principal } = req;
     const cache = look.cacheable === 0 ? undefined : look.hits === records.length ? 'HIT' : 'MISS';
-    // Cached answers count like any other unless the tier says they are free.
-    let admitted = admit(this.access, chain, principal, principal.tier.cacheHitsFree ? cost - look.hitCost : cost);
-    if (admitted instanceof Promise) admitted = await admitted;
-    const { refusal, admission } = admitted;
+    const admitted = admit(this.access, chain, principal, principal.tier.cacheHitsFree ? cost - look.hitCost : cost);
+    if (admitted instanceof Promise) return admitted.then((a) => this.decided(req, records, results, cache, a));
+    return this.decided(req, records, results, cache, admitted);
+  }
+
+  private decided<C extends Call, A>(
+    req: RunRequest<C, A>,
+    records: ReadonlyArray<CallRecord<C, A>>,
+    results: Array<CallResult<A>>,
+    cache: RunResult<A>['cache'],
+    { refusal, admission }: Admitted,
+  ): RunResult<A> | Promise<RunResult<A>> {
     if (refusal !== undefined) {
       for (const rec of records) results[rec.slot] = refusal;
       return this.finish(req, results, admission, cache);
     }
+    if (cache === 'HIT') return this.fromCache(req, records, results, admission);
+    return this.dispatched(req, records, results, admission, cache);
+  }
+
+  /** Every call answered from the cache: no node, no policy, nothing to keep or charge after; head reads held at the served head. */
+  private fromCache<C extends Call, A>(
+    req: RunRequest<C, A>,
+    records: ReadonlyArray<CallRecord<C, A>>,
+    results: Array<CallResult<A>>,
+    admission: Admission | undefined,
+  ): RunResult<A> {
+    const { pool } = req.chain;
+    for (const rec of records) {
+      const r = rec.result as CallResult<A>;
+      results[rec.slot] = rec.routing.latest?.head === undefined ? r : atServedHead(pool, rec.routing, r, undefined);
+    }
+    return this.finish(req, results, admission, 'HIT');
+  }
+
+  private async dispatched<C extends Call, A>(
+    req: RunRequest<C, A>,
+    records: ReadonlyArray<CallRecord<C, A>>,
+    results: Array<CallResult<A>>,
+    admission: Admission | undefined,
+    cache: RunResult<A>['cache'],
+  ): Promise<RunResult<A>> {
     await this.dispatch(req, records);
     // Usage counts errors among admitted calls only: refused calls were never calls.
     let errors = 0;
@@ -126,7 +181,7 @@ export class CallPath {
       results[rec.slot] = r;
       if (resultOutcome(r) !== 'ok') errors++;
     }
-    if (errors > 0) this.access.countErrors(principal, chain, errors);
+    if (errors > 0) this.access.countErrors(req.principal, req.chain, errors);
     return this.finish(req, results, admission, cache);
   }
 

@@ -1,5 +1,6 @@
 // The response cache and coalescing, finality-aware: what is cached and what never
-// is, per-height keys, reorg eviction, 100 identical calls sharing one node call,
+// is, hits answered under the caller's id as sent (HTTP and WebSocket) without a node
+// call, per-height keys, reorg eviction, 100 identical calls sharing one node call,
 // the byte bound, accounting, metrics, and the Redis store shared by instances.
 
 import { expect } from 'chai';
@@ -8,6 +9,7 @@ import type { Gateway } from '../../src/app/gateway.js';
 import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 import { deleteUnderPrefix, keysUnder } from '../support/redis.js';
 import { until } from '../support/until.js';
+import { RpcSocket, wsUrl } from '../support/ws-client.js';
 
 const EVM: ChainSpec = {
   name: 'l1',
@@ -63,6 +65,51 @@ describe('response cache and coalescing', function () {
     expect((second.json as { result: unknown }).result).to.deep.equal((first.json as { result: unknown }).result);
     expect(calls('getBlockByNumber')).to.equal(1);
     expect(await metric(/noderouter_cache_lookups_total\{chain="l1",result="hit"\} (\d+)/)).to.be.greaterThan(0);
+  });
+
+  it("answers a hit with the kept result under the caller's id as sent, byte for byte, and asks no node", async () => {
+    const primed = await rpc(stack.url('/l1'), '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}', h);
+    const result = (primed.text.match(/"result":("[^"]*")/) as RegExpMatchArray)[1] as string;
+    node().clearReceived();
+    const hits = await metric(/noderouter_cache_lookups_total\{chain="l1",result="hit"\} (\d+)/);
+    // Ids as the client wrote them: never read as a JS number or re-escaped.
+    const ids = ['7', '1.0', '-0', '1e2', '18446744073709551615', '"abc"', '"q\\"u\\\\o\\u00e9 é"', '""'];
+    for (const id of ids) {
+      const a = await rpc(stack.url('/l1'), `{"jsonrpc":"2.0","id":${id},"method":"eth_chainId"}`, h);
+      expect(a.status, id).to.equal(200);
+      expect(a.headers.get('x-cache'), id).to.equal('HIT');
+      expect(a.text, id).to.equal(`{"jsonrpc":"2.0","id":${id},"result":${result}}`);
+    }
+    const batch = await rpc(
+      stack.url('/l1'),
+      '[{"jsonrpc":"2.0","id":"x","method":"eth_chainId"},{"jsonrpc":"2.0","id":2.50,"method":"eth_chainId"}]',
+      h,
+    );
+    expect(batch.headers.get('x-cache')).to.equal('HIT');
+    expect(batch.text).to.equal(`[{"jsonrpc":"2.0","id":"x","result":${result}},{"jsonrpc":"2.0","id":2.50,"result":${result}}]`);
+    expect(calls('chainId')).to.equal(0);
+    expect(await metric(/noderouter_cache_lookups_total\{chain="l1",result="hit"\} (\d+)/)).to.equal(hits + ids.length + 2);
+  });
+
+  it("answers hits over WebSocket like over HTTP: the caller's id, no node call, charged, limited and counted", async () => {
+    await rpc(stack.url('/l1'), '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}', h);
+    node().clearReceived();
+    const metered = await stack.createKey('metered');
+    const s = await RpcSocket.open(`${wsUrl(stack.gateway.url)}/l1`, { headers: { apikey: metered.value } });
+    try {
+      const answers = [];
+      for (const id of ['"a\\"b"', '1.0', '3']) answers.push(await s.send(`{"jsonrpc":"2.0","id":${id},"method":"eth_chainId"}`, id));
+      expect(answers[0]?.raw).to.match(/^\{"jsonrpc":"2.0","id":"a\\"b","result":"0x[0-9a-f]+"\}$/);
+      expect(answers[1]?.raw).to.match(/^\{"jsonrpc":"2.0","id":1\.0,"result":"0x[0-9a-f]+"\}$/);
+      // The tier's rate (1 a second, burst 2) holds for hits too: they are not free on it.
+      expect(answers[2]?.error?.code).to.equal(-32005);
+    } finally {
+      await s.close();
+    }
+    expect(calls('chainId')).to.equal(0);
+    const rows = await stack.gateway.services.bundle.limiter.usage(metered.id);
+    expect(rows[0]).to.include({ calls: 2, limited: 1 });
+    expect(await metric(/noderouter_requests_total\{chain="l1",method="eth_chainId",outcome="ok",transport="ws"\} (\d+)/)).to.equal(2);
   });
 
   it('keeps a latest read only about a block time, and never pending', async () => {

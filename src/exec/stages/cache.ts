@@ -3,6 +3,7 @@
 // kept answer, if any; after the calls, each good answer a node gave surely to its own
 // call, kept for its routing's time. A chain whose cache is off never enters here.
 
+import type { CachedAnswer } from '../../cache/cache-store.js';
 import type { ResponseCache } from '../../cache/response-cache.js';
 import { isGatewayError } from '../../errors.js';
 import type { Call } from '../../plugin/contract.js';
@@ -17,33 +18,58 @@ export interface Lookup {
   readonly hitCost: number;
 }
 
+/** A lookup as it is made. */
+type Tally = { -readonly [K in keyof Lookup]: number };
+
 /** The lookup of a request nothing of which is cached: nothing allocated. */
 export const NO_LOOKUP: Lookup = Object.freeze({ cacheable: 0, hits: 0, hitCost: 0 });
 
-export async function lookup<C extends Call, A>(
+/**
+ * Each cacheable call's key and kept answer. At once (no promise) when the store is in
+ * this process; a store over the network is asked call by call.
+ */
+export function lookup<C extends Call, A>(
   store: ResponseCache,
   codec: CacheCodec<C, A>,
   pool: NodePool,
   records: ReadonlyArray<CallRecord<C, A>>,
-): Promise<Lookup> {
-  let cacheable = 0;
-  let hits = 0;
-  let hitCost = 0;
-  for (const rec of records) {
+): Lookup | Promise<Lookup> {
+  return lookFrom(store, codec, pool, records, 0, { cacheable: 0, hits: 0, hitCost: 0 });
+}
+
+function lookFrom<C extends Call, A>(
+  store: ResponseCache,
+  codec: CacheCodec<C, A>,
+  pool: NodePool,
+  records: ReadonlyArray<CallRecord<C, A>>,
+  from: number,
+  found: Tally,
+): Lookup | Promise<Lookup> {
+  for (let i = from; i < records.length; i++) {
+    const rec = records[i] as CallRecord<C, A>;
     let part = codec.key(rec.call, rec.routing);
     if (part === undefined) continue;
     if (rec.routing.latest !== undefined && pool.servedHead !== undefined) part += `\u0000@${pool.servedHead}`;
-    cacheable++;
-    rec.key = store.key(part);
-    const entry = await store.get(rec.key);
-    if (entry !== undefined) {
-      rec.result = { answer: codec.give(entry, rec.call), verdict: 'ok', sure: true };
-      rec.hit = true;
-      hits++;
-      hitCost += rec.routing.cost;
-    }
+    found.cacheable++;
+    const key = store.key(part);
+    rec.key = key;
+    const entry = store.get(key);
+    if (entry instanceof Promise)
+      return entry.then((e) => {
+        answered(codec, rec, e, found);
+        return lookFrom(store, codec, pool, records, i + 1, found);
+      });
+    answered(codec, rec, entry, found);
   }
-  return cacheable === 0 ? NO_LOOKUP : { cacheable, hits, hitCost };
+  return found.cacheable === 0 ? NO_LOOKUP : found;
+}
+
+function answered<C extends Call, A>(codec: CacheCodec<C, A>, rec: CallRecord<C, A>, entry: CachedAnswer | undefined, found: Tally): void {
+  if (entry === undefined) return;
+  rec.result = { answer: codec.give(entry, rec.call), verdict: 'ok', sure: true };
+  rec.hit = true;
+  found.hits++;
+  found.hitCost += rec.routing.cost;
 }
 
 /** Keep a call's answer: a good one a node gave surely to this call, on a routing with a time to keep it. */

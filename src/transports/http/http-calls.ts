@@ -115,8 +115,10 @@ export class HttpCalls {
         const code = parsed.status === 405 ? 'HTTP_METHOD_NOT_ALLOWED' : 'ENDPOINT_NOT_FOUND';
         return this.refuse(out, trace, new GatewayError(code, { message: parsed.message }), chain, principal);
       }
-      case 'jsonrpc':
-        return writeRpc(out, await answerJsonRpc(deps.path, { chain, principal, request: parsed, deadline, trace }));
+      case 'jsonrpc': {
+        const a = answerJsonRpc(deps.path, { chain, principal, request: parsed, deadline, trace });
+        return writeRpc(out, a instanceof Promise ? await a : a);
+      }
       case 'passthrough':
         return this.passthrough(out, chain, principal, parsed.call, deadline, trace);
     }

@@ -8,7 +8,7 @@
 
 import type { CallResult } from '../../exec/attempts/attempts.js';
 import type { Principal } from '../../exec/principal.js';
-import { resultOutcome, type CallPath, type OwnCalls } from '../../exec/call-path.js';
+import { resultOutcome, type CallPath, type OwnCalls, type RunResult } from '../../exec/call-path.js';
 import type { RequestOutcome } from '../../exec/request-record.js';
 import { outcomeOf } from '../../exec/request-record.js';
 import type { ChainRuntime } from '../../chain/runtime.js';
@@ -44,17 +44,11 @@ export function refusedWhole(e: GatewayError, rpc: RpcWriter, admission?: Admiss
   return { status: e.status, body: rpc.failure(undefined, e.rpcCode, e.message), headers: e.headers, admission, cache: undefined };
 }
 
-export async function answerJsonRpc(path: CallPath, run: JsonRpcRun): Promise<RpcAnswer> {
-  const { chain, principal, request, trace } = run;
+/** The answer; without a promise when the call path needs none (every call answered from a cache in this process). */
+export function answerJsonRpc(path: CallPath, run: JsonRpcRun): RpcAnswer | Promise<RpcAnswer> {
+  const { chain, principal, request } = run;
   const { items, batch } = request;
-  const { tier } = principal;
-  if (batch && items.length > tier.maxBatch) {
-    const e = new GatewayError('BATCH_TOO_LARGE', { message: `Batch of ${items.length} is over this tier's limit of ${tier.maxBatch}` });
-    const charged = await path.refused(chain, principal, 'batch');
-    const answer = charged.error ?? e;
-    trace.outcome = outcomeOf(answer);
-    return refusedWhole(answer, chain.rpc, charged.admission);
-  }
+  if (batch && items.length > principal.tier.maxBatch) return tooLarge(path, run);
   const exchange = chain.jsonrpc;
   if (exchange === undefined) throw new Error(`plugin "${chain.config.plugin}" made JSON-RPC calls but has no jsonrpc codec`);
   const calls: JsonRpcCall[] = [];
@@ -68,24 +62,53 @@ export async function answerJsonRpc(path: CallPath, run: JsonRpcRun): Promise<Rp
       at.push(i);
     }
   }
-  let admission: Admission | undefined;
-  let cache: RpcAnswer['cache'];
-  if (calls.length === 0) {
-    const charged = await path.refused(chain, principal, 'invalid');
-    admission = charged.admission;
-    if (charged.error !== undefined) {
-      trace.outcome = outcomeOf(charged.error);
-      return refusedWhole(charged.error, chain.rpc, admission);
-    }
-  } else {
-    const out = await path.run({ chain, principal, calls, exchange, cache: exchange, own: run.own, deadline: run.deadline, trace });
-    for (let k = 0; k < at.length; k++) results[at[k] as number] = out.results[k];
-    admission = out.admission;
-    cache = out.cache;
+  if (calls.length === 0) return allInvalid(path, run, results);
+  const out = path.run({ chain, principal, calls, exchange, cache: exchange, own: run.own, deadline: run.deadline, trace: run.trace });
+  if (out instanceof Promise) return out.then((o) => answered(run, results, at, o));
+  return answered(run, results, at, out);
+}
+
+async function tooLarge(path: CallPath, run: JsonRpcRun): Promise<RpcAnswer> {
+  const { chain, principal, request, trace } = run;
+  const max = principal.tier.maxBatch;
+  const e = new GatewayError('BATCH_TOO_LARGE', { message: `Batch of ${request.items.length} is over this tier's limit of ${max}` });
+  const charged = await path.refused(chain, principal, 'batch');
+  const answer = charged.error ?? e;
+  trace.outcome = outcomeOf(answer);
+  return refusedWhole(answer, chain.rpc, charged.admission);
+}
+
+/** No valid item: charged as invalid, each item answered with its own error (or the rate refusal, whole). */
+async function allInvalid(path: CallPath, run: JsonRpcRun, results: Array<CallResult<string> | undefined>): Promise<RpcAnswer> {
+  const { chain, trace } = run;
+  const charged = await path.refused(chain, run.principal, 'invalid');
+  if (charged.error !== undefined) {
+    trace.outcome = outcomeOf(charged.error);
+    return refusedWhole(charged.error, chain.rpc, charged.admission);
   }
+  return assembled(run, results, charged.admission, undefined);
+}
+
+function answered(
+  run: JsonRpcRun,
+  results: Array<CallResult<string> | undefined>,
+  at: readonly number[],
+  out: RunResult<string>,
+): RpcAnswer {
+  for (let k = 0; k < at.length; k++) results[at[k] as number] = out.results[k];
+  return assembled(run, results, out.admission, out.cache);
+}
+
+function assembled(
+  run: JsonRpcRun,
+  results: ReadonlyArray<CallResult<string> | undefined>,
+  admission: Admission | undefined,
+  cache: RpcAnswer['cache'],
+): RpcAnswer {
+  const { items, batch } = run.request;
   // The request's outcome is its first item's.
-  trace.outcome = resultOutcome(results[0]);
-  const { rpc } = chain;
+  run.trace.outcome = resultOutcome(results[0]);
+  const { rpc } = run.chain;
   return batch ? batchAnswer(rpc, items, results, admission, cache) : singleAnswer(rpc, items[0] as RpcItem, results[0], admission, cache);
 }
 

@@ -9,6 +9,7 @@ import type { RawData, WebSocket } from 'ws';
 import { keyState, type KeyMatch, type KeyRecord } from '../../auth/key-store.js';
 import { compiledRestrictions } from '../../auth/restrictions.js';
 import type { ChainRuntime } from '../../chain/runtime.js';
+import type { TierConfig } from '../../config/types.js';
 import type { CallAccess } from '../../exec/access.js';
 import type { Principal } from '../../exec/principal.js';
 import type { CallResult } from '../../exec/attempts/attempts.js';
@@ -18,17 +19,18 @@ import { newOutcome, outcomeOf, recordRequest, type RequestOutcome } from '../..
 import { clientRefusal, type ClientFacts, type RestrictionReason } from '../../exec/restrict.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
 import { errorText } from '../shared/answers.js';
-import { answerJsonRpc } from '../shared/jsonrpc-answer.js';
+import { answerJsonRpc, type RpcAnswer } from '../shared/jsonrpc-answer.js';
 import type { Logger } from '../../ops/log.js';
 import type { Metrics } from '../../ops/metrics/metrics.js';
 import { accountSubscriptions, type ConnectionSlots } from '../../quota/connection-slots.js';
 import type { JsonRpcCall, JsonRpcRequest, SubscriptionCodec } from '../../plugin/contract.js';
-import type { Subscriber } from '../../subscriptions/hub.js';
+import type { Subscriber, SubscriptionHub } from '../../subscriptions/hub.js';
 import type { RequestSpan } from '../../ops/trace/request-span.js';
 
 /** Calls of one connection being answered at once; more are refused until some finish. */
 const MAX_IN_FLIGHT = 256;
 const CLOSE_CODES = new Set([1000, 1001, 1006, 1008, 1009, 1011, 1013]);
+const bodyOf = (a: RpcAnswer): string | null => a.body;
 
 export interface SessionDeps {
   readonly access: CallAccess;
@@ -67,6 +69,8 @@ export class WsSession implements Subscriber {
   private seq = 0;
   private slotSeq = 0;
   private markDone: () => void = () => undefined;
+  /** The subscription calls of the runtime and tier of the last message (a reload makes new ones). */
+  private own: { rt: ChainRuntime; tier: TierConfig; calls: OwnCalls<JsonRpcCall, string> | undefined } | undefined;
   /** Settles once the connection is over and its subscriptions are given back. */
   readonly done = new Promise<void>((resolve) => {
     this.markDone = resolve;
@@ -168,10 +172,6 @@ export class WsSession implements Subscriber {
     if (this.closing) return;
     if (!this.valid()) return this.close(1008, 'API key revoked or expired');
     const body = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
-    void this.handle(body, isBinary);
-  }
-
-  private async handle(body: Buffer, isBinary: boolean): Promise<void> {
     const started = performance.now();
     const rt = this.deps.runtime(this.chain);
     if (rt === undefined) return this.close(1001, 'Endpoint removed');
@@ -184,140 +184,179 @@ export class WsSession implements Subscriber {
     this.deps.touch(record.id, this.deps.now());
     rt.load.inFlight++;
     this.inFlight++;
+    let answer: string | null | Promise<string | null>;
     try {
-      const answer = await this.answer(rt, record, body, isBinary, result);
-      if (answer !== null) {
-        result.bytesOut = Buffer.byteLength(answer);
-        this.send(answer, 'answers');
-      }
+      answer = this.answer(rt, record, body, isBinary, result);
     } catch (err) {
-      const e = isGatewayError(err) ? err : new GatewayError('UPSTREAM_FAILED', { cause: err });
-      result.outcome = outcomeOf(e);
-      const text = errorText(e, 'jsonrpc', rt.rpc);
-      result.bytesOut = Buffer.byteLength(text);
-      this.send(text, 'answers');
-      if (!isGatewayError(err))
-        this.deps.logger.error('WebSocket call failed unexpectedly', { chain: rt.name, error: (err as Error).stack ?? String(err) });
-    } finally {
-      this.inFlight--;
-      rt.load.inFlight--;
-      recordRequest(this.deps.metrics, this.deps.logger, {
-        requestId: `${this.id}:${++this.seq}`,
-        chain: rt.name,
-        transport: 'ws',
-        status: undefined,
-        started,
-        result,
-        client: this.deps.peer.address,
-        userAgent: this.deps.peer.userAgent,
-      });
+      answer = this.failed(rt, result, err);
     }
+    // A message answered without a promise (a cache hit) is written and recorded at once.
+    if (!(answer instanceof Promise)) return this.answered(rt, result, started, answer);
+    answer.then(
+      (a) => this.answered(rt, result, started, a),
+      (err: unknown) => this.answered(rt, result, started, this.failed(rt, result, err)),
+    );
   }
 
-  private async answer(
+  /** The answer to a message that failed: its table error; a bug is logged too. */
+  private failed(rt: ChainRuntime, result: RequestOutcome, err: unknown): string {
+    const e = isGatewayError(err) ? err : new GatewayError('UPSTREAM_FAILED', { cause: err });
+    result.outcome = outcomeOf(e);
+    if (!isGatewayError(err))
+      this.deps.logger.error('WebSocket call failed unexpectedly', { chain: rt.name, error: (err as Error).stack ?? String(err) });
+    return errorText(e, 'jsonrpc', rt.rpc);
+  }
+
+  private answered(rt: ChainRuntime, result: RequestOutcome, started: number, answer: string | null): void {
+    if (answer !== null) {
+      result.bytesOut = Buffer.byteLength(answer);
+      this.send(answer, 'answers');
+    }
+    this.inFlight--;
+    rt.load.inFlight--;
+    recordRequest(this.deps.metrics, this.deps.logger, {
+      requestId: `${this.id}:${++this.seq}`,
+      chain: rt.name,
+      transport: 'ws',
+      status: undefined,
+      started,
+      result,
+      client: this.deps.peer.address,
+      userAgent: this.deps.peer.userAgent,
+    });
+  }
+
+  private refuse(rt: ChainRuntime, result: RequestOutcome, e: GatewayError): string {
+    result.outcome = outcomeOf(e);
+    return errorText(e, 'jsonrpc', rt.rpc);
+  }
+
+  /** A message that becomes no call is charged like an HTTP request that does not (CallPath.refused). */
+  private async charged(rt: ChainRuntime, result: RequestOutcome, principal: Principal, e: GatewayError): Promise<string> {
+    const charged = await this.deps.path.refused(rt, principal, e.code === 'BATCH_TOO_LARGE' ? 'batch' : 'invalid');
+    return this.refuse(rt, result, charged.error ?? e);
+  }
+
+  private answer(
     rt: ChainRuntime,
     record: KeyRecord,
     body: Buffer,
     isBinary: boolean,
     result: RequestOutcome,
-  ): Promise<string | null> {
-    const refuse = (e: GatewayError): string => {
-      result.outcome = outcomeOf(e);
-      return errorText(e, 'jsonrpc', rt.rpc);
-    };
+  ): string | null | Promise<string | null> {
     const codec = rt.handler.jsonrpc;
-    if (codec === undefined) return refuse(new GatewayError('ENDPOINT_NOT_FOUND', { message: 'This endpoint no longer serves WebSocket' }));
+    if (codec === undefined)
+      return this.refuse(rt, result, new GatewayError('ENDPOINT_NOT_FOUND', { message: 'This endpoint no longer serves WebSocket' }));
     const tier = this.deps.access.tierFor(record, rt);
-    if (isGatewayError(tier)) return refuse(tier);
+    if (isGatewayError(tier)) return this.refuse(rt, result, tier);
     if (this.inFlight > MAX_IN_FLIGHT)
-      return refuse(new GatewayError('RATE_LIMITED', { message: 'Too many calls in flight on this connection' }));
+      return this.refuse(rt, result, new GatewayError('RATE_LIMITED', { message: 'Too many calls in flight on this connection' }));
     const principal: Principal = { record, tier };
-    // A message that becomes no call is charged like an HTTP request that does not (CallPath.refused).
-    const charged = async (e: GatewayError): Promise<string> =>
-      refuse((await this.deps.path.refused(rt, principal, e.code === 'BATCH_TOO_LARGE' ? 'batch' : 'invalid')).error ?? e);
-    if (isBinary) return charged(new GatewayError('INVALID_REQUEST', { message: 'Send JSON-RPC requests as text messages' }));
+    if (isBinary)
+      return this.charged(
+        rt,
+        result,
+        principal,
+        new GatewayError('INVALID_REQUEST', { message: 'Send JSON-RPC requests as text messages' }),
+      );
     let request: JsonRpcRequest;
     try {
       request = codec.parse(body.toString('utf8'));
     } catch (err) {
-      return charged(isGatewayError(err) ? err : new GatewayError('INVALID_REQUEST', { cause: err }));
+      return this.charged(rt, result, principal, isGatewayError(err) ? err : new GatewayError('INVALID_REQUEST', { cause: err }));
     }
     const deadline = Date.now() + this.deps.requestTimeoutMs();
-    const a = await answerJsonRpc(this.deps.path, {
-      chain: rt,
-      principal,
-      request,
-      deadline,
-      trace: result,
-      own: this.ownCalls(rt, principal),
-    });
-    return a.body;
+    const a = answerJsonRpc(this.deps.path, { chain: rt, principal, request, deadline, trace: result, own: this.ownCalls(rt, tier) });
+    return a instanceof Promise ? a.then(bodyOf) : a.body;
   }
 
-  /** Subscribe and unsubscribe calls of the endpoint's plugin, answered here once admitted. */
-  private ownCalls(rt: ChainRuntime, principal: Principal): OwnCalls<JsonRpcCall, string> | undefined {
+  /** Subscribe and unsubscribe calls of the endpoint's plugin, answered here once admitted; made once per runtime and tier. */
+  private ownCalls(rt: ChainRuntime, tier: TierConfig): OwnCalls<JsonRpcCall, string> | undefined {
+    const made = this.own;
+    if (made !== undefined && made.rt === rt && made.tier === tier) return made.calls;
     const ids = rt.handler.jsonrpc?.subscriptions;
     const hub = rt.subscriptions;
-    if (ids === undefined || hub === undefined) return undefined;
-    const unsubscribes = Object.values(ids.methods);
-    const { tier } = principal;
+    const calls = ids === undefined || hub === undefined ? undefined : this.subscriptionCalls(rt, tier, ids, hub);
+    this.own = { rt, tier, calls };
+    return calls;
+  }
+
+  private subscriptionCalls(
+    rt: ChainRuntime,
+    tier: TierConfig,
+    ids: SubscriptionCodec,
+    hub: SubscriptionHub,
+  ): OwnCalls<JsonRpcCall, string> {
+    // Subscribe method → its unsubscribe, and the unsubscribes: own entries only (no prototype names).
+    const subscribes = new Map(Object.entries(ids.methods));
+    const unsubscribes = new Set(subscribes.values());
     return {
-      claims: (call) => ids.methods[call.method] !== undefined || unsubscribes.includes(call.method),
-      answer: async (call): Promise<CallResult<string>> => {
-        const unsubscribe = ids.methods[call.method];
-        if (unsubscribe === undefined) return this.unsubscribe(call, ids, rt.rpc);
-        // A notification could never learn its subscription's id.
-        if (call.id === undefined) return { answer: undefined, verdict: 'ok', sure: false };
-        if (this.subs.size + this.subscribing >= tier.wsSubscriptions) {
-          this.deps.metrics.rejections.inc({ chain: rt.name, tier: tier.name, reason: 'subscriptions' });
-          return new GatewayError('TOO_MANY_SUBSCRIPTIONS', {
-            message: `Subscriptions on this connection are at the tier's limit of ${tier.wsSubscriptions}`,
-          });
-        }
-        this.subscribing++;
-        let r: Awaited<ReturnType<typeof hub.subscribe>>;
-        let held: readonly [string, string] | undefined;
-        try {
-          const taken = await this.accountSlot(principal);
-          if (isGatewayError(taken)) {
-            if (taken.code === 'TOO_MANY_SUBSCRIPTIONS')
-              this.deps.metrics.rejections.inc({ chain: rt.name, tier: tier.name, reason: 'subscriptions' });
-            return taken;
-          }
-          held = taken;
-          r = await hub.subscribe(this, call, unsubscribe);
-        } finally {
-          this.subscribing--;
-        }
-        const giveBack = (): void => {
-          if (held !== undefined) this.deps.slots.release(held[0], held[1]);
-        };
-        if (isGatewayError(r)) {
-          giveBack();
-          return r;
-        }
-        if ('refusal' in r) {
-          giveBack();
-          return { answer: rt.rpc.error(call.id, r.refusal), verdict: 'chain_error', sure: false };
-        }
-        if (this.closing) {
-          giveBack();
-          hub.unsubscribe(r.id);
-          return { answer: undefined, verdict: 'ok', sure: false };
-        }
-        this.subs.add(r.id);
-        if (held !== undefined) this.accountSlots.set(r.id, held);
-        return { answer: rt.rpc.result(call.id, r.id), verdict: 'ok', sure: false };
+      claims: (call) => subscribes.has(call.method) || unsubscribes.has(call.method),
+      answer: (call) => {
+        const unsubscribe = subscribes.get(call.method);
+        if (unsubscribe === undefined) return Promise.resolve(this.unsubscribe(call, ids, rt.rpc));
+        return this.subscribe(rt, tier, hub, call, unsubscribe);
       },
     };
+  }
+
+  private async subscribe(
+    rt: ChainRuntime,
+    tier: TierConfig,
+    hub: SubscriptionHub,
+    call: JsonRpcCall,
+    unsubscribe: string,
+  ): Promise<CallResult<string>> {
+    // A notification could never learn its subscription's id.
+    if (call.id === undefined) return { answer: undefined, verdict: 'ok', sure: false };
+    if (this.subs.size + this.subscribing >= tier.wsSubscriptions) {
+      this.deps.metrics.rejections.inc({ chain: rt.name, tier: tier.name, reason: 'subscriptions' });
+      return new GatewayError('TOO_MANY_SUBSCRIPTIONS', {
+        message: `Subscriptions on this connection are at the tier's limit of ${tier.wsSubscriptions}`,
+      });
+    }
+    this.subscribing++;
+    let r: Awaited<ReturnType<typeof hub.subscribe>>;
+    let held: readonly [string, string] | undefined;
+    try {
+      const taken = await this.accountSlot(tier);
+      if (isGatewayError(taken)) {
+        if (taken.code === 'TOO_MANY_SUBSCRIPTIONS')
+          this.deps.metrics.rejections.inc({ chain: rt.name, tier: tier.name, reason: 'subscriptions' });
+        return taken;
+      }
+      held = taken;
+      r = await hub.subscribe(this, call, unsubscribe);
+    } finally {
+      this.subscribing--;
+    }
+    const giveBack = (): void => {
+      if (held !== undefined) this.deps.slots.release(held[0], held[1]);
+    };
+    if (isGatewayError(r)) {
+      giveBack();
+      return r;
+    }
+    if ('refusal' in r) {
+      giveBack();
+      return { answer: rt.rpc.error(call.id, r.refusal), verdict: 'chain_error', sure: false };
+    }
+    if (this.closing) {
+      giveBack();
+      hub.unsubscribe(r.id);
+      return { answer: undefined, verdict: 'ok', sure: false };
+    }
+    this.subs.add(r.id);
+    if (held !== undefined) this.accountSlots.set(r.id, held);
+    return { answer: rt.rpc.result(call.id, r.id), verdict: 'ok', sure: false };
   }
 
   /**
    * One of the account's subscription slots (tier `account.wsSubscriptions`, over all
    * its keys and connections), undefined when the tier sets no cap, or the error to give.
    */
-  private async accountSlot(principal: Principal): Promise<readonly [string, string] | undefined | GatewayError> {
-    const { tier, record } = principal;
+  private async accountSlot(tier: TierConfig): Promise<readonly [string, string] | undefined | GatewayError> {
+    const { record } = this.match;
     const cap = tier.account.wsSubscriptions ?? Infinity;
     if (cap === Infinity) return undefined;
     const set = accountSubscriptions(record.account, tier);

@@ -1,5 +1,5 @@
 // A chain endpoint's response cache (src/cache/response-cache.ts): keys of one chain
-// never meet another's, lookups are reported, identical calls in flight share one
+// never meet another's, lookups are reported (at once when the store is in memory), identical calls in flight share one
 // run (failures too, then forgotten), and a head seen again with another hash evicts
 // the heights a reorg may have reached.
 
@@ -32,6 +32,13 @@ describe('response cache (src/cache/response-cache.ts)', () => {
     expect(await other.get(other.key('eth_chainId\u0000null'))).to.equal(undefined);
     expect(lookups).to.deep.equal(['l1 hit']);
     await cache.get(cache.key('eth_blockNumber\u0000null'));
+    expect(lookups).to.deep.equal(['l1 hit', 'l1 miss']);
+  });
+
+  it('answers a lookup in memory at once, without a promise (a hit takes no turn of the event loop)', () => {
+    cache.set(cache.key('eth_chainId\u0000null'), answer('"0x1"'), 60_000, undefined);
+    expect(cache.get(cache.key('eth_chainId\u0000null'))).to.deep.equal(answer('"0x1"'));
+    expect(cache.get(cache.key('eth_blockNumber\u0000null'))).to.equal(undefined);
     expect(lookups).to.deep.equal(['l1 hit', 'l1 miss']);
   });
 
