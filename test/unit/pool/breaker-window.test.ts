@@ -36,7 +36,7 @@ describe('breaker window (src/pool/breaker-window.ts)', () => {
     const node = new PoolNode(
       { name: 'n0', url: 'http://127.0.0.1:9', role: 'full', weight: 1, priority: 0 } as never,
       new UpstreamNode('http://127.0.0.1:9'),
-      { errorThresholdPercentage: 50, volumeThreshold: 3, rollingWindowMs: 10_000, resetTimeoutMs: 60_000 } as never,
+      { errorThresholdPercentage: 50, volumeThreshold: 3, rollingWindowMs: 10_000, resetTimeoutMs: 60_000 },
     );
     let fires = 0;
     node.breaker.on('fire', () => void fires++);
