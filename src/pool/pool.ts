@@ -263,12 +263,7 @@ export class NodePool {
     return this.nodes.filter((n) => n.role === 'full' && n.available(now));
   }
 
-  private pick(
-    routing: Routing,
-    tried: Tried | undefined,
-    atHead: number | undefined,
-    lastResort: boolean,
-  ): PoolNode | undefined {
+  private pick(routing: Routing, tried: Tried | undefined, atHead: number | undefined, lastResort: boolean): PoolNode | undefined {
     const now = this.now();
     let count: number;
     if (this.archiveOnly) count = this.collect(routing, tried, 'archive', now, atHead);
