@@ -1,11 +1,13 @@
-// The gateway npm run heap-profile looks into (as npm run profile's): the bench's
-// upstream node and one noderouter in front of it with auth, a finite rate limit,
-// metrics and info-level request logs, started with the profiler's Node options, and
-// single eth_blockNumber calls to load it with.
+// The gateway npm run profile and npm run heap-profile look into: the bench's upstream
+// node and one noderouter in front of it with auth, a finite rate limit, metrics and
+// info-level request logs (`/l1`, and `/cached` with the memory cache on), started with
+// the profiler's Node options, and single eth_blockNumber calls to load it with.
+// `pinned`: the gateway and the upstream on core 1 (taskset, when there), as the bench
+// pins them, the caller's load on core 0.
 
 import autocannon from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +17,13 @@ import { freePort } from './measure.js';
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const SINGLE_CALL = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
 
+const TASKSET = existsSync('/usr/bin/taskset');
+
+/** `process.execPath` with `args`, on core 1 when `pinned` and taskset is there. */
+function node(args: readonly string[], pinned: boolean): [string, string[]] {
+  return pinned && TASKSET ? ['taskset', ['-c', '1', process.execPath, ...args]] : [process.execPath, [...args]];
+}
+
 export interface ProfiledGateway {
   readonly gateway: ChildProcess;
   readonly children: readonly ChildProcess[];
@@ -22,6 +31,8 @@ export interface ProfiledGateway {
   readonly log: string;
   /** The upstream node's origin. */
   readonly upstream: string;
+  /** The gateway's origin (chains at /l1 and /cached). */
+  readonly origin: string;
   /** The single call's URL and headers (our key). */
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
@@ -64,10 +75,12 @@ export async function startProfiledGateway(
   dir: string,
   nodeArgs: readonly string[],
   env: Record<string, string> = {},
+  pinned = false,
 ): Promise<ProfiledGateway> {
   const children: ChildProcess[] = [];
   const [up, port, admin] = await Promise.all([freePort(), freePort(), freePort()]);
-  const upstream = spawn(process.execPath, ['--import', 'tsx', 'bench/upstream.ts'], {
+  if (pinned && TASKSET) execFileSync('taskset', ['-a', '-pc', '0', String(process.pid)], { stdio: 'ignore' });
+  const upstream = spawn(...node(['--import', 'tsx', 'bench/upstream.ts'], pinned), {
     cwd: ROOT,
     env: { ...process.env, BENCH_PORTS: String(up) },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -84,12 +97,18 @@ export async function startProfiledGateway(
       'log: { level: info }',
       `store: { kind: file, path: "${dir}/keys.json" }`,
       'tiers:',
-      '  bench: { rate: 1000000, burst: 1000000 }',
+      '  bench: { rate: 1000000, burst: 1000000, wsConnections: unlimited }',
       'chains:',
       '  l1:',
       '    plugin: evm',
       '    route: { path: /l1 }',
       '    cache: off',
+      '    nodes:',
+      `      - { name: n0, url: "http://127.0.0.1:${up}", role: full }`,
+      '  cached:',
+      '    plugin: evm',
+      '    route: { path: /cached }',
+      '    cache: memory',
       '    nodes:',
       `      - { name: n0, url: "http://127.0.0.1:${up}", role: full }`,
       '',
@@ -98,7 +117,7 @@ export async function startProfiledGateway(
   // Its log lines go to a file, as to a log shipper: a pipe read by this busy process would hold them back.
   const log = join(dir, 'gateway.log');
   const fd = openSync(log, 'w');
-  const gateway = spawn(process.execPath, [...nodeArgs, 'dist/src/bin.js', 'serve', '--config', config], {
+  const gateway = spawn(...node([...nodeArgs, 'dist/src/bin.js', 'serve', '--config', config], pinned), {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', fd, 'inherit'],
@@ -109,5 +128,5 @@ export async function startProfiledGateway(
   const url = `http://127.0.0.1:${port}/l1`;
   const headers = { 'content-type': 'application/json', apikey: ours.value };
   const load = (seconds: number): Promise<{ requests: number; rps: number }> => singleCalls(url, headers, seconds);
-  return { gateway, children, log, upstream: `http://127.0.0.1:${up}`, url, headers, load };
+  return { gateway, children, log, upstream: `http://127.0.0.1:${up}`, origin: `http://127.0.0.1:${port}`, url, headers, load };
 }
