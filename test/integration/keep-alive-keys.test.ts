@@ -19,11 +19,18 @@ describe('API keys on a kept-alive connection', function () {
   });
   after(async () => stack.close());
 
+  /** Two keys of the unlimited tier, and one kept-alive connection to the gateway. */
+  async function twoKeysOneConnection(): Promise<{
+    a: { id: string; value: string };
+    b: { id: string; value: string };
+    conn: KeepAliveConnection;
+  }> {
+    const [a, b] = [await stack.createKey('enterprise'), await stack.createKey('enterprise')];
+    return { a, b, conn: await KeepAliveConnection.open(Number(new URL(stack.url('/')).port)) };
+  }
+
   it('judges every request by the key it carries, and refuses a key revoked between two requests', async () => {
-    const a = await stack.createKey('enterprise');
-    const b = await stack.createKey('enterprise');
-    const port = Number(new URL(stack.url('/')).port);
-    const conn = await KeepAliveConnection.open(port);
+    const { a, b, conn } = await twoKeysOneConnection();
     try {
       for (let i = 0; i < 3; i++) expect((await conn.post('/l1', BLOCK_NUMBER, { apikey: a.value })).status).to.equal(200);
       expect((await conn.post('/l1', BLOCK_NUMBER, { apikey: b.value })).status).to.equal(200);
@@ -42,10 +49,7 @@ describe('API keys on a kept-alive connection', function () {
   });
 
   it('reads a key given in the query after one in the header, and refuses the two disagreeing (401)', async () => {
-    const a = await stack.createKey('enterprise');
-    const b = await stack.createKey('enterprise');
-    const port = Number(new URL(stack.url('/')).port);
-    const conn = await KeepAliveConnection.open(port);
+    const { a, b, conn } = await twoKeysOneConnection();
     try {
       expect((await conn.post('/l1', BLOCK_NUMBER, { apikey: a.value })).status).to.equal(200);
       const conflicting = await conn.post(`/l1?apikey=${b.value}`, BLOCK_NUMBER, { apikey: a.value });
