@@ -84,7 +84,7 @@ export class Identifier {
         return isGatewayError(err) ? err : new GatewayError('INVALID_KEY');
       }
       // Only a key given alone in its header is remembered: one in the query is taken from the query each time.
-      if (socket != null && typeof header === 'string' && rest === query && !mayHoldKey(query)) this.seen.set(socket, { header, hash });
+      if (socket != null && typeof header === 'string' && !mayHoldKey(query)) this.seen.set(socket, { header, hash });
     }
     let match: KeyMatch | undefined;
     try {

@@ -68,6 +68,7 @@ export interface ForwardOptions {
  * property by property into a new shape), on every call.
  */
 export function withOptions(base: ForwardOptions, extra: Partial<ForwardOptions>): ForwardOptions {
+  // Every option named: one added to ForwardOptions and not here fails to compile.
   return {
     deadline: extra.deadline ?? base.deadline,
     observer: extra.observer ?? base.observer,
@@ -83,7 +84,7 @@ export function withOptions(base: ForwardOptions, extra: Partial<ForwardOptions>
     work: 'work' in extra ? extra.work : base.work,
     nodeCalls: 'nodeCalls' in extra ? extra.nodeCalls : base.nodeCalls,
     now: 'now' in extra ? extra.now : base.now,
-  };
+  } satisfies Record<keyof ForwardOptions, unknown>;
 }
 
 /** Where a call goes after a full node's pruned-state answer. */
