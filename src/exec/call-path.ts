@@ -205,7 +205,7 @@ export class CallPath {
   private async dispatch<C extends Call, A>(req: RunRequest<C, A>, records: ReadonlyArray<CallRecord<C, A>>): Promise<void> {
     const { own, chain, principal } = req;
     const { policies, halves } = chain.stages;
-    const ctx = this.context(req);
+    const ctx = new RequestContext(req, this.access, this.metrics);
     const together: Array<CallRecord<C, A>> = [];
     let apart: Array<Promise<void>> | undefined;
     for (const rec of records) {
@@ -239,29 +239,38 @@ export class CallPath {
     if (extra > 0) this.access.charge(chain, principal, extra);
   }
 
-  private options<C extends Call, A>(req: RunRequest<C, A>): ForwardOptions {
-    const { chain } = req;
-    return {
+}
+
+/** What the policies and forwarding of one request share: one object, its forwarding options made once. */
+class RequestContext<C extends Call, A> implements PolicyContext<C, A> {
+  readonly chain: ChainRuntime;
+  readonly principal: Principal;
+  readonly exchange: Exchange<C, A>;
+  readonly archiveAllowed: boolean;
+  private readonly base: ForwardOptions;
+
+  constructor(
+    req: RunRequest<C, A>,
+    access: CallAccess,
+    readonly metrics: Metrics,
+  ) {
+    const { chain, principal } = req;
+    this.chain = chain;
+    this.principal = principal;
+    this.exchange = req.exchange;
+    this.archiveAllowed = access.archiveAllowed(principal);
+    this.base = {
       deadline: req.deadline,
       observer: chain.observer,
-      archiveAllowed: this.access.archiveAllowed(req.principal),
-      budget: req.principal.tier.nodeCalls,
+      archiveAllowed: this.archiveAllowed,
+      budget: principal.tier.nodeCalls,
       trace: req.trace,
       atHead: chain.pool.servedHead,
       hedger: chain.hedger,
     };
   }
 
-  private context<C extends Call, A>(req: RunRequest<C, A>): PolicyContext<C, A> {
-    const base = this.options(req);
-    return {
-      chain: req.chain,
-      principal: req.principal,
-      exchange: req.exchange,
-      metrics: this.metrics,
-      archiveAllowed: base.archiveAllowed,
-      forward: (calls, routings, extra) =>
-        forward(req.chain.pool, req.exchange, calls, routings, extra === undefined ? base : withOptions(base, extra)),
-    };
+  forward(calls: readonly C[], routings: readonly Routing[], extra?: Partial<ForwardOptions>): Promise<Array<CallResult<A>>> {
+    return forward(this.chain.pool, this.exchange, calls, routings, extra === undefined ? this.base : withOptions(this.base, extra));
   }
 }

@@ -18,8 +18,8 @@ import type { PoolNode } from '../../pool/pool-node.js';
 import type { NodePool, Tried } from '../../pool/pool.js';
 import type { RequestSpan } from '../../ops/trace/request-span.js';
 import { failureOutcome, tracedAttempt } from './attempt-span.js';
-import { Blame } from './blame.js';
-import { sendHedged, type Attempted, type Hedger } from './hedge.js';
+import { Blame, nodeAnswered } from './blame.js';
+import { sendHedged, type Attempted, type Hedged, type Hedger } from './hedge.js';
 import { overBudget, type NodeWork } from '../policies/node-budget.js';
 import type { Exchange, ForwardObserver, Sent } from '../exchanges/exchange.js';
 import type { UpstreamOutcome } from '../outcome.js';
@@ -145,13 +145,16 @@ export class Attempts implements Tried {
       this.only !== undefined
         ? this.pinned(this.only, archive)
         : (this.preferred(archive) ?? this.pool.select(routing, this.first === undefined ? undefined : this, atHead, archive, true));
-    if (node !== undefined) {
-      node.take();
-      this.mark(node);
-      this.count++;
-      if (this.work !== undefined) this.work.sent++;
-    }
+    if (node !== undefined) this.took(node);
     return node;
+  }
+
+  /** A call of these goes to the node: it is counted as busy, tried, and an attempt. */
+  took(node: PoolNode): void {
+    node.take();
+    this.mark(node);
+    this.count++;
+    if (this.work !== undefined) this.work.sent++;
   }
 
   private pinned(node: PoolNode, archive: boolean): PoolNode | undefined {
@@ -239,12 +242,98 @@ function held(first: Routing, routings: readonly Routing[]): Routing {
  * Answer every call, in order: the answer a node gave, or the table error. Never
  * throws. `routings[i]` is the routing of `calls[i]`.
  */
-export async function forward<C extends Call, A>(
+export function forward<C extends Call, A>(
   pool: NodePool,
   exchange: Exchange<C, A>,
   calls: readonly C[],
   routings: readonly Routing[],
   options: ForwardOptions,
+): Promise<Array<CallResult<A>>> {
+  const routing = routings[0] as Routing;
+  if (calls.length === 1 && isLone(routing, options)) return forwardLone(pool, exchange, calls, routing, options);
+  return forwardAll(pool, exchange, calls, routings, options, undefined);
+}
+
+/**
+ * A lone call nothing steers (no node preferred, pinned or avoided, no budget shared
+ * with other forwards, no hedge, no span): most calls. It takes the lone lane.
+ */
+function isLone(routing: Routing, o: ForwardOptions): boolean {
+  return (
+    o.avoid === undefined &&
+    o.prefer === undefined &&
+    o.only === undefined &&
+    o.work === undefined &&
+    o.trace?.span === undefined &&
+    (routing.hedge !== true || o.hedger === undefined)
+  );
+}
+
+/**
+ * The lone lane: one node chosen, one send, and a plain answer taken as the attempt
+ * loop would take it, without the loop's bookkeeping (attempts, jobs, blame, closures),
+ * which only a failure or a pruned answer needs: those go on in the loop, the first
+ * attempt counted there as made. A call the lane cannot send as it is (no node, or
+ * one below the served head that would need it pinned) goes to the loop unsent.
+ */
+async function forwardLone<C extends Call, A>(
+  pool: NodePool,
+  exchange: Exchange<C, A>,
+  calls: readonly C[],
+  routing: Routing,
+  options: ForwardOptions,
+): Promise<Array<CallResult<A>>> {
+  const left = options.deadline - (options.now ?? Date.now)();
+  const atHead = routing.latest === undefined ? undefined : options.atHead;
+  const node =
+    left > 0 && pool.config.maxAttempts > 0 && (options.budget === undefined || options.budget > 0)
+      ? pool.select(routing, undefined, atHead, options.archiveAllowed || routing.fullHolds === true, true)
+      : undefined;
+  if (node === undefined || (atHead !== undefined && (node.head === undefined || node.head < atHead))) {
+    return forwardAll(pool, exchange, calls, [routing], options, undefined);
+  }
+  node.take();
+  const started = performance.now();
+  let sent: Array<Sent<A>>;
+  try {
+    sent = await exchange.send(node, calls, Math.max(1, Math.min(pool.config.attemptTimeoutMs, left)), undefined);
+  } catch (err: unknown) {
+    return forwardAll(pool, exchange, calls, [routing], options, { node, first: { won: undefined, failed: [{ node, started, err }] } });
+  }
+  const s = sent[0] as Sent<A>;
+  if (s.verdict === 'pruned') {
+    return forwardAll(pool, exchange, calls, [routing], options, { node, first: { won: { node, started, sent }, failed: NONE } });
+  }
+  nodeAnswered(node);
+  const seconds = (performance.now() - started) / 1000;
+  node.observeLatency(seconds * 1000);
+  const { trace } = options;
+  if (trace !== undefined) {
+    trace.node = node.name;
+    trace.attempts = 1;
+  }
+  if (options.answeredBy !== undefined) options.answeredBy[0] = node;
+  if (options.nodeCalls !== undefined) options.nodeCalls[0] = 1;
+  if (s.settled !== undefined) settleLater(node, s.settled, started, options.observer);
+  else options.observer.upstream(node, s.verdict === 'chain_error' ? 'chain_error' : 'ok', seconds);
+  return [mayBeArchive(pool, node, routing, false) ? { ...s, sure: false } : s];
+}
+
+const NONE: readonly never[] = Object.freeze([]);
+
+/** A first attempt already made (by the lone lane), for the loop to go on from. */
+interface Made<A> {
+  readonly node: PoolNode;
+  readonly first: Hedged<A>;
+}
+
+async function forwardAll<C extends Call, A>(
+  pool: NodePool,
+  exchange: Exchange<C, A>,
+  calls: readonly C[],
+  routings: readonly Routing[],
+  options: ForwardOptions,
+  made: Made<A> | undefined,
 ): Promise<Array<CallResult<A>>> {
   const now = options.now ?? Date.now;
   const start = (): Attempts => {
@@ -258,10 +347,16 @@ export async function forward<C extends Call, A>(
     return a;
   };
   const queue = plan(routings, exchange.batches, start);
+  if (made !== undefined) {
+    // The lane took the node already (it is busy until this attempt is settled).
+    const { attempts } = queue[0] as Job;
+    attempts.mark(made.node);
+    attempts.count++;
+  }
   const planned = options.nodeCalls === undefined ? undefined : queue.slice();
   const blame = new Blame(pool);
   try {
-    return await attemptAll(exchange, calls, routings, queue, blame, options);
+    return await attemptAll(exchange, calls, routings, queue, blame, options, made?.first);
   } finally {
     blame.release();
     // A call moved to archive keeps its job's attempts: their count is every node call it made.
@@ -278,6 +373,7 @@ async function attemptAll<C extends Call, A>(
   queue: Job[],
   blame: Blame,
   options: ForwardOptions,
+  made: Hedged<A> | undefined,
 ): Promise<Array<CallResult<A>>> {
   const { observer, trace } = options;
   const span = trace?.span;
@@ -289,41 +385,50 @@ async function attemptAll<C extends Call, A>(
   for (let job = queue.shift(); job !== undefined; job = queue.shift()) {
     const { attempts } = job;
     const atHead = job.routing.latest === undefined ? undefined : options.atHead;
-    const first = attempts.next(job.routing, atHead);
-    if (first === undefined) {
-      const err = attempts.error();
-      for (const i of job.indices) results[i] = pruned?.get(i) ?? err;
-      continue;
+    let hedged: Hedged<A>;
+    if (made !== undefined) {
+      // The lone lane's attempt, made before the loop: the loop goes on from its ending.
+      hedged = made;
+      made = undefined;
+      tries++;
+    } else {
+      const first = attempts.next(job.routing, atHead);
+      if (first === undefined) {
+        const err = attempts.error();
+        for (const i of job.indices) results[i] = pruned?.get(i) ?? err;
+        continue;
+      }
+      tries++;
+      const batch = job.indices.length === 1 ? [calls[job.indices[0] as number] as C] : job.indices.map((i) => calls[i] as C);
+      let pinnedBatch: C[] | undefined;
+      const launch = (n: PoolNode, cancel: Cancel | undefined, hedge: boolean): Promise<Attempted<A>> => {
+        // A node below the served head gets the calls at it, never at its own latest (a node
+        // pinned by `only` is given calls its policy already pinned).
+        const sending =
+          atHead === undefined || attempts.only !== undefined || (n.head !== undefined && n.head >= atHead)
+            ? batch
+            : (pinnedBatch ??= pinAll(calls, routings, job.indices, atHead));
+        if (span !== undefined) return tracedAttempt(span, exchange, n, sending, attempts.timeoutFor(), cancel, hedge);
+        const started = performance.now();
+        return exchange.send(n, sending, attempts.timeoutFor(), cancel).then(
+          (sent) => ({ node: n, started, sent }),
+          (err: unknown) => ({ node: n, started, err }),
+        );
+      };
+      // A loser cancelled after the win is nobody's failure: its node is only told the attempt is over.
+      const late = (a: Attempted<A>): void => {
+        blame.failed(a.node, job, a.err ?? new CallAborted());
+        observer.upstream(a.node, a.sent !== undefined ? 'ok' : 'cancelled', (performance.now() - a.started) / 1000);
+      };
+      const hedger = job.routing.hedge === true ? options.hedger : undefined;
+      const second = (): PoolNode | undefined => {
+        const n = attempts.next(job.routing, atHead);
+        if (n !== undefined) tries++;
+        return n;
+      };
+      hedged = await sendHedged(first, launch, hedger, second, late);
     }
-    tries++;
-    const batch = job.indices.length === 1 ? [calls[job.indices[0] as number] as C] : job.indices.map((i) => calls[i] as C);
-    let pinnedBatch: C[] | undefined;
-    const launch = (n: PoolNode, cancel: Cancel | undefined, hedge: boolean): Promise<Attempted<A>> => {
-      // A node below the served head gets the calls at it, never at its own latest (a node
-      // pinned by `only` is given calls its policy already pinned).
-      const sending =
-        atHead === undefined || attempts.only !== undefined || (n.head !== undefined && n.head >= atHead)
-          ? batch
-          : (pinnedBatch ??= pinAll(calls, routings, job.indices, atHead));
-      if (span !== undefined) return tracedAttempt(span, exchange, n, sending, attempts.timeoutFor(), cancel, hedge);
-      const started = performance.now();
-      return exchange.send(n, sending, attempts.timeoutFor(), cancel).then(
-        (sent) => ({ node: n, started, sent }),
-        (err: unknown) => ({ node: n, started, err }),
-      );
-    };
-    // A loser cancelled after the win is nobody's failure: its node is only told the attempt is over.
-    const late = (a: Attempted<A>): void => {
-      blame.failed(a.node, job, a.err ?? new CallAborted());
-      observer.upstream(a.node, a.sent !== undefined ? 'ok' : 'cancelled', (performance.now() - a.started) / 1000);
-    };
-    const hedger = job.routing.hedge === true ? options.hedger : undefined;
-    const second = (): PoolNode | undefined => {
-      const n = attempts.next(job.routing, atHead);
-      if (n !== undefined) tries++;
-      return n;
-    };
-    const { won, failed, outrun } = await sendHedged(first, launch, hedger, second, late);
+    const { won, failed, outrun } = hedged;
     for (const a of failed) bookFailure(a, job, attempts, blame, observer, now);
     if (outrun !== undefined) {
       // Another node answered the same calls sooner though asked later: the slowness was
@@ -382,14 +487,8 @@ async function attemptAll<C extends Call, A>(
       }
       if (s.verdict === 'chain_error' && outcome === 'ok') outcome = 'chain_error';
       if (options.answeredBy !== undefined) options.answeredBy[i] = node;
-      // An archive node's answer to a call the plugin neither routed to archive nor placed
-      // within the full nodes' history may be archive state: never cached, so it cannot
-      // reach a key without archive access (archive routings, and archive-only endpoints, are
-      // refused such keys before the cache).
-      const archived =
-        job.fallback === true ||
-        (node.role === 'archive' && !job.routing.archive && job.routing.fullHolds !== true && !attempts.pool.archiveOnly);
-      results[i] = archived ? { ...s, sure: false } : s;
+      // Possible archive state is never cached (mayBeArchive).
+      results[i] = mayBeArchive(attempts.pool, node, job.routing, job.fallback === true) ? { ...s, sure: false } : s;
       if (s.settled !== undefined) settleLater(node, s.settled, started, observer);
     }
     if (sent.length !== 1 || sent[0]?.settled === undefined) observer.upstream(node, outcome, seconds);
@@ -405,6 +504,17 @@ async function attemptAll<C extends Call, A>(
   }
   if (trace !== undefined) trace.attempts = tries;
   return results;
+}
+
+/**
+ * May this answer be archive state its routing did not ask for? A call moved to archive
+ * after a pruned answer, or an archive node's answer to a call neither routed to archive
+ * nor placed within the full nodes' history: never cached, so it cannot reach a key
+ * without archive access (archive routings, and archive-only endpoints, are refused
+ * such keys before the cache).
+ */
+function mayBeArchive(pool: NodePool, node: PoolNode, routing: Routing, fallback: boolean): boolean {
+  return fallback || (node.role === 'archive' && !routing.archive && routing.fullHolds !== true && !pool.archiveOnly);
 }
 
 /** A call at the chain's latest state: whatever height it reads, every full node holds it once it has the block. */

@@ -24,6 +24,12 @@ interface Held {
   readonly err: Error;
 }
 
+/** A node answered: a success for its breaker, and the end of its run of timeouts. */
+export function nodeAnswered(node: PoolNode): void {
+  node.settle('ok');
+  answered(node);
+}
+
 export class Blame {
   /** Held failures of each job (a set of calls going from node to node); made on the first, as most calls have none. */
   private held: Map<object, Held[]> | undefined;
@@ -32,8 +38,7 @@ export class Blame {
 
   /** The node answered the job's calls: a success for it, and the job's held failures were their nodes' own. */
   answered(node: PoolNode, job: object): void {
-    node.settle('ok');
-    answered(node);
+    nodeAnswered(node);
     const list = this.held?.get(job);
     if (list === undefined) return;
     this.held?.delete(job);

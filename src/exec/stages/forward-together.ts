@@ -18,16 +18,17 @@ export async function forwardTogether<C extends Call, A>(
   store: ResponseCache | undefined,
   codec: CacheCodec<C, A> | undefined,
 ): Promise<void> {
-  const calls = records.map((r) => r.call);
-  const routings = records.map((r) => r.routing);
+  const only = records.length === 1 ? (records[0] as CallRecord<C, A>) : undefined;
+  const calls = only === undefined ? records.map((r) => r.call) : [only.call];
+  const routings = only === undefined ? records.map((r) => r.routing) : [only.routing];
   const answeredBy: PoolNode[] = [];
   const nodeCalls: number[] = [];
-  const send = (): Promise<Array<CallResult<A>>> => ctx.forward(calls, routings, { answeredBy, nodeCalls });
-  const only = records.length === 1 ? (records[0] as CallRecord<C, A>) : undefined;
+  const extra = { answeredBy, nodeCalls };
   if (only === undefined || only.key === undefined || store === undefined || codec === undefined) {
-    settle(records, await send(), answeredBy, nodeCalls);
+    settle(records, await ctx.forward(calls, routings, extra), answeredBy, nodeCalls);
     return;
   }
+  const send = (): Promise<Array<CallResult<A>>> => ctx.forward(calls, routings, extra);
   // Callers share a call in flight only with callers of the same archive access: a
   // pruned answer's archive fallback (or its refusal) is one caller's, not another's.
   const shared = ctx.archiveAllowed ? `${only.key}\u0000a` : only.key;
@@ -47,9 +48,10 @@ function settle<C extends Call, A>(
   answeredBy: ReadonlyArray<PoolNode | undefined>,
   nodeCalls: readonly number[],
 ): void {
-  records.forEach((rec, m) => {
+  for (let m = 0; m < records.length; m++) {
+    const rec = records[m] as CallRecord<C, A>;
     rec.result = answers[m];
     rec.by = answeredBy[m];
     rec.nodeCalls = nodeCalls[m] ?? 0;
-  });
+  }
 }

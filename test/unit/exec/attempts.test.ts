@@ -162,6 +162,36 @@ describe('attempt loop (src/exec/attempts/attempts.ts)', () => {
       expect(observed.retries).to.deep.equal(['failure']);
     });
 
+    it('answers a lone call on a healthy node with one node call, naming the node, and leaves it idle', async () => {
+      const only = await node(echoNode('only'));
+      const p = await pool([{ name: 'only', url: only.url, role: 'full' }]);
+      const answeredBy: PoolNode[] = [];
+      const nodeCalls: number[] = [];
+      const trace = { node: undefined as string | undefined, attempts: 0 };
+      const [r] = await forward(p, exchange, calls(item('7', 'm')), [PLAIN], options({ answeredBy, nodeCalls, trace }));
+      expect(text(r)).to.equal('{"jsonrpc":"2.0","id":7,"result":"only:m"}');
+      expect(r).to.not.include({ sure: false });
+      expect(answeredBy.map((n) => n.name)).to.deep.equal(['only']);
+      expect(nodeCalls).to.deep.equal([1]);
+      expect(trace).to.deep.equal({ node: 'only', attempts: 1 });
+      expect(observed.upstreams).to.deep.equal([['only', 'ok']]);
+      expect(p.nodes.map((n) => n.inFlight)).to.deep.equal([0]);
+    });
+
+    it('leaves no node busy after a lone call failed on one and moved to another', async () => {
+      const bad = await node(failing(502));
+      const good = await node(echoNode('good'));
+      const p = await pool([
+        { name: 'bad', url: bad.url, role: 'full' },
+        { name: 'good', url: good.url, role: 'full' },
+      ]);
+      const nodeCalls: number[] = [];
+      const [r] = await forward(p, exchange, calls(item('"x"', 'm')), [PLAIN], options({ nodeCalls }));
+      expect(text(r)).to.equal('{"jsonrpc":"2.0","id":"x","result":"good:m"}');
+      expect(nodeCalls).to.deep.equal([2]);
+      expect(p.nodes.map((n) => n.inFlight)).to.deep.equal([0, 0]);
+    });
+
     it('answers 503 with Retry-After when no node may take the call, asking none', async () => {
       const a = await node();
       const p = await pool([{ name: 'a', url: a.url, role: 'full' }]);
@@ -350,6 +380,19 @@ describe('attempt loop (src/exec/attempts/attempts.ts)', () => {
         ['archive', 'ok'],
       ]);
       expect(observed.retries).to.deep.equal(['pruned']);
+    });
+
+    it('moves a lone call’s pruned answer on as well, counting both node calls and leaving neither node busy', async () => {
+      const answeredBy: PoolNode[] = [];
+      const nodeCalls: number[] = [];
+      const trace = { node: undefined as string | undefined, attempts: 0 };
+      const [r] = await forward(p, exchange, calls(item('1', 'm_state')), [PLAIN], options({ answeredBy, nodeCalls, trace }));
+      expect(text(r)).to.equal('{"jsonrpc":"2.0","id":1,"result":"archive:m_state"}');
+      expect(r).to.include({ sure: false });
+      expect(answeredBy.map((n) => n.name)).to.deep.equal(['archive']);
+      expect(nodeCalls).to.deep.equal([2]);
+      expect(trace).to.deep.equal({ node: 'archive', attempts: 2 });
+      expect(p.nodes.map((n) => n.inFlight)).to.deep.equal([0, 0]);
     });
 
     it('refuses it with 403 for a key without archive access, never asking an archive node', async () => {
