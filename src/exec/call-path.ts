@@ -238,7 +238,6 @@ export class CallPath {
     }
     if (extra > 0) this.access.charge(chain, principal, extra);
   }
-
 }
 
 /** What the policies and forwarding of one request share: one object, its forwarding options made once. */
