@@ -28,7 +28,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/pool/**', 'src/auth/**', 'src/quota/**', 'src/config/**', 'src/devnet/**', 'src/accounts/**'],
+    files: ['src/pool/**', 'src/auth/**', 'src/quota/**', 'src/config/**', 'src/devnet/**', 'src/accounts/**', 'src/record/**'],
     rules: {
       'no-restricted-imports': ['error', { paths: ['koa', '@koa/router'], patterns: ['**/admin/**', '**/transports/**'] }],
     },

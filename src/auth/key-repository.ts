@@ -5,13 +5,12 @@
 // lookups that refuse to guess between keys, and change announcements.
 
 import {
-  hashesOf,
+  changeBetween,
   matchOf,
   newKeyRecord,
   restrictedKeyRecord,
   revokedKeyRecord,
   rotatedKeyRecord,
-  workingHashes,
   KeyAmbiguousError,
   KeyNotFoundError,
   type KeyMatch,
@@ -199,10 +198,7 @@ export class KeyRepository implements KeyStore {
 
   /** Every hash either record names, and those of them that no longer work. */
   private async announce(before: KeyRecord | undefined, after: KeyRecord, now: number): Promise<void> {
-    const hashes = [...new Set([...hashesOf(after), ...(before === undefined ? [] : hashesOf(before))])];
-    const working = new Set(workingHashes(after, now));
-    const invalid = hashes.filter((h) => !working.has(h));
-    const change: StoreChange = invalid.length === 0 ? { hashes } : { hashes, invalid };
+    const change = changeBetween(before, after, now);
     this.emit(change);
     // Written is written: a lost announcement is covered by the caches' TTL.
     await this.backend.announce(change).catch(() => undefined);

@@ -184,6 +184,17 @@ export function workingHashes(record: KeyRecord, now: number): string[] {
   return [record.hash, ...record.retired.filter((r) => Date.parse(r.until) > now).map((r) => r.hash)];
 }
 
+/**
+ * What a change from `before` to `after` announces: every hash either record names,
+ * and those of them that no longer work.
+ */
+export function changeBetween(before: KeyRecord | undefined, after: KeyRecord, now: number): Extract<StoreChange, { hashes: unknown }> {
+  const hashes = [...new Set([...hashesOf(after), ...(before === undefined ? [] : hashesOf(before))])];
+  const working = new Set(workingHashes(after, now));
+  const invalid = hashes.filter((h) => !working.has(h));
+  return invalid.length === 0 ? { hashes } : { hashes, invalid };
+}
+
 /** The lookup answer for a hash of this record: until when that value works. */
 export function matchOf(record: KeyRecord, hash: string): KeyMatch {
   const expiry = record.expiresAt === undefined ? Infinity : Date.parse(record.expiresAt);

@@ -7,7 +7,7 @@
 import type { TierConfig } from '../config/types.js';
 import { Admitter, type Admission, type Payer, type RefusedAs } from './admission.js';
 import { gcra } from './gcra.js';
-import { UsageBook, type UsageRow } from './usage.js';
+import { UsageBook, type UsageArchive, type UsageRow } from './usage.js';
 import { UsageFile } from './usage-file.js';
 
 export interface Limiter {
@@ -56,7 +56,7 @@ export class MemoryLimiter implements Limiter {
 
   private constructor(
     private readonly book: UsageBook,
-    private readonly file: UsageFile | undefined,
+    private readonly archive: UsageArchive | undefined,
     private readonly now: () => number,
   ) {
     this.admitter = new Admitter(book, now);
@@ -64,14 +64,19 @@ export class MemoryLimiter implements Limiter {
   }
 
   /** With a file, usage survives restarts (read now, written on an interval and at close). */
-  static async open(usagePath: string | undefined, now: () => number = Date.now): Promise<MemoryLimiter> {
+  static open(usagePath: string | undefined, now: () => number = Date.now): Promise<MemoryLimiter> {
+    return MemoryLimiter.openWith(usagePath === undefined ? undefined : (book) => new UsageFile(book, usagePath), now);
+  }
+
+  /** Usage kept where `archive` keeps the book (a file, the record); none: this run only. */
+  static async openWith(archive: ((book: UsageBook) => UsageArchive) | undefined, now: () => number = Date.now): Promise<MemoryLimiter> {
     const book = new UsageBook();
-    const file = usagePath === undefined ? undefined : new UsageFile(book, usagePath);
-    if (file !== undefined) {
-      await file.load();
-      file.start();
+    const kept = archive?.(book);
+    if (kept !== undefined) {
+      await kept.load();
+      kept.start();
     }
-    return new MemoryLimiter(book, file, now);
+    return new MemoryLimiter(book, kept, now);
   }
 
   admit(payer: Payer, tier: TierConfig, cost: number, chain: string): Admission {
@@ -99,6 +104,6 @@ export class MemoryLimiter implements Limiter {
   }
 
   async close(): Promise<void> {
-    await this.file?.close();
+    await this.archive?.close();
   }
 }

@@ -3,7 +3,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { writeJsonAtomic } from '../store/json-file.js';
-import type { UsageBook, UsageRow } from './usage.js';
+import type { UsageArchive, UsageBook, UsageRow } from './usage.js';
 
 export function usagePathFor(keyFile: string): string {
   return keyFile.replace(/(\.json)?$/, '.usage.json');
@@ -19,7 +19,7 @@ export async function readUsageFile(path: string): Promise<Record<string, UsageR
   }
 }
 
-export class UsageFile {
+export class UsageFile implements UsageArchive {
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
 

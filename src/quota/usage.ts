@@ -52,6 +52,18 @@ export function nextUtcMonth(now: number): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
 }
 
+/**
+ * Where a usage book is kept between runs (a file beside the keys, the record's
+ * table): read into the book at start, written when it changed, on an interval and at
+ * close. The book is the truth while the gateway runs: a write replaces what was kept.
+ */
+export interface UsageArchive {
+  load(): Promise<void>;
+  start(intervalMs?: number): void;
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
 export class UsageBook {
   private readonly byKey = new Map<string, KeyUsage>();
   private readonly day = new UtcDay();

@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 const TRANSPORTS = ['src/transports/http/', 'src/transports/ws/', 'src/transports/grpc/'];
-const KOA_FREE_AND_BELOW_TRANSPORTS = ['src/pool/', 'src/auth/', 'src/quota/', 'src/cache/', 'plugins/'];
+const KOA_FREE_AND_BELOW_TRANSPORTS = ['src/pool/', 'src/auth/', 'src/quota/', 'src/cache/', 'src/record/', 'plugins/'];
 
 /**
  * What each part of src/ may import besides itself: a top-level folder or loose file, and
@@ -41,6 +41,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   cache: [],
   pool: ['config', 'grpc-wire', 'plugin'],
   ops: ['chain', 'config', 'control-errors.ts', 'package-root.ts', 'pool', 'store'],
+  record: ['accounts', 'auth', 'ops', 'quota'],
   exec: ['auth', 'cache', 'chain', 'config', 'errors.ts', 'grpc-wire', 'jsonrpc', 'ops', 'plugin', 'pool', 'quota'],
   subscriptions: ['config', 'errors.ts', 'exec', 'jsonrpc', 'plugin', 'pool'],
   chain: ['cache', 'config', 'exec', 'ops', 'plugin', 'pool', 'subscriptions'],
@@ -78,13 +79,14 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     'plugin',
     'pool',
     'quota',
+    'record',
     'store',
     'transports/grpc',
     'transports/http',
     'transports/shared',
     'transports/ws',
   ],
-  cli: ['accounts', 'admin', 'app', 'auth', 'cluster', 'config', 'control-errors.ts', 'devnet', 'package-root.ts', 'quota'],
+  cli: ['accounts', 'admin', 'app', 'auth', 'cluster', 'config', 'control-errors.ts', 'devnet', 'package-root.ts', 'quota', 'record'],
   'bin.ts': ['cli'],
 };
 

@@ -1,5 +1,6 @@
-// The account store contract, run against both backends: the JSON file beside the
-// key file, and Redis (127.0.0.1:6379, a random prefix removed afterwards). Expiry
+// The account store contract, run against every backend: the JSON file beside the
+// key file, Redis (127.0.0.1:6379, a random prefix removed afterwards) and a SQLite
+// file (each store object on a connection of its own). Expiry
 // is judged by a clock the tests move.
 
 import { expect } from 'chai';
@@ -11,6 +12,8 @@ import { join } from 'node:path';
 import { AccountExistsError, AccountNotFoundError, type AccountRecord, type AccountStore } from '../../../src/accounts/account-store.js';
 import { accountsPathFor, FileAccountStore } from '../../../src/accounts/file-account-store.js';
 import { RedisAccountStore } from '../../../src/accounts/redis-account-store.js';
+import { SqliteAccountStore } from '../../../src/record/sqlite-account-store.js';
+import { tempRecord, type TempRecord } from '../../support/record.js';
 import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../../support/redis.js';
 
 const MINUTE = 60_000;
@@ -206,6 +209,19 @@ contract('redis', () => {
       for (const c of clients) c.disconnect();
       clients.length = 0;
       await deleteUnderPrefix(prefix);
+    },
+  };
+});
+
+contract('sqlite', () => {
+  let record: TempRecord | undefined;
+  return {
+    async open(now) {
+      record ??= await tempRecord();
+      return new SqliteAccountStore(record.open(), now);
+    },
+    async cleanup() {
+      await record?.cleanup();
     },
   };
 });

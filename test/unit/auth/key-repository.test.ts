@@ -1,4 +1,4 @@
-// The key repository over both backends (a file, a real Redis), with two store
+// The key repository over every backend (a file, a real Redis, SQLite), with two store
 // objects on one backing store standing for two instances (or the CLI and a
 // gateway): changes made at the same moment all land, a shared prefix never picks
 // a key, rotation keeps a bounded list of retired values, revoking twice writes once.
@@ -12,6 +12,8 @@ import { openFileKeyStore } from '../../../src/auth/file-key-store.js';
 import { hashKey } from '../../../src/auth/key-format.js';
 import { KeyAmbiguousError, MAX_RETIRED, type KeyRecord, type KeyStore, type StoreChange } from '../../../src/auth/key-store.js';
 import { openRedisKeyStore } from '../../../src/auth/redis-key-store.js';
+import { openSqliteKeyStore } from '../../../src/record/sqlite-key-store.js';
+import { tempRecord } from '../../support/record.js';
 import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../../support/redis.js';
 
 interface Pair {
@@ -57,6 +59,24 @@ const backends: Array<[string, () => Promise<Pair>]> = [
           ra.disconnect();
           rb.disconnect();
           await deleteUnderPrefix(prefix);
+        },
+      };
+    },
+  ],
+  [
+    'sqlite',
+    async () => {
+      // Two connections to one file: two processes sharing the record.
+      const record = await tempRecord();
+      const a = openSqliteKeyStore(record.open());
+      const b = openSqliteKeyStore(record.open());
+      return {
+        a,
+        b,
+        close: async () => {
+          await a.close();
+          await b.close();
+          await record.cleanup();
         },
       };
     },

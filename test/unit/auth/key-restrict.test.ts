@@ -1,4 +1,4 @@
-// Restrictions kept with the key record over both backends (a file, a real Redis),
+// Restrictions kept with the key record over every backend (a file, a real Redis, SQLite),
 // written through the key service: set on create, changed field by field, lifted,
 // seen by a second store object (another instance) and announced so caches drop the
 // key; refused for revoked keys and for bad input, before anything is written.
@@ -13,6 +13,8 @@ import { KeyService } from '../../../src/auth/key-service.js';
 import { KeyInputError, type KeyStore, type StoreChange } from '../../../src/auth/key-store.js';
 import { openRedisKeyStore } from '../../../src/auth/redis-key-store.js';
 import type { TierConfig } from '../../../src/config/types.js';
+import { openSqliteKeyStore } from '../../../src/record/sqlite-key-store.js';
+import { tempRecord } from '../../support/record.js';
 import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../../support/redis.js';
 
 const TIERS = { free: { name: 'free' } as TierConfig };
@@ -65,6 +67,30 @@ const backends: Array<[string, () => Promise<Opened>]> = [
           ra.disconnect();
           rb.disconnect();
           await deleteUnderPrefix(prefix);
+        },
+      };
+    },
+  ],
+  [
+    'sqlite',
+    async () => {
+      const record = await tempRecord();
+      const db = record.open();
+      const a = openSqliteKeyStore(db);
+      const b = openSqliteKeyStore(record.open());
+      return {
+        a,
+        b,
+        // The row as JSON, empty columns left out and JSON columns as they are.
+        stored: async (id) => {
+          const row = db.db.prepare('SELECT * FROM keys WHERE id = ?').get(id) as Record<string, unknown>;
+          const present = Object.entries(row).filter(([, v]) => v !== null);
+          return `{${present.map(([k, v]) => `${JSON.stringify(k)}:${k === 'restrictions' || k === 'permissions' ? String(v) : JSON.stringify(v)}`).join(',')}}`;
+        },
+        close: async () => {
+          await a.close();
+          await b.close();
+          await record.cleanup();
         },
       };
     },
