@@ -13,13 +13,13 @@
 
 import { GatewayError } from '../../errors.js';
 import type { Call, Routing } from '../../plugin/contract.js';
-import { CallAborted, NodeFailure, NodeThrottled, type Cancel } from '../../pool/failures.js';
+import { Cancel, CallAborted, NodeFailure, NodeThrottled } from '../../pool/failures.js';
 import type { PoolNode } from '../../pool/pool-node.js';
 import type { NodePool, Tried } from '../../pool/pool.js';
 import type { RequestSpan } from '../../ops/trace/request-span.js';
 import { failureOutcome, tracedAttempt } from './attempt-span.js';
 import { Blame, nodeAnswered } from './blame.js';
-import { sendHedged, type Attempted, type Hedged, type Hedger } from './hedge.js';
+import { endedAlone, firstWithin, hedgeAfter, sendHedged, type Attempted, type Hedged, type Hedger, type Outstanding } from './hedge.js';
 import { overBudget, type NodeWork } from '../policies/node-budget.js';
 import type { Exchange, ForwardObserver, Sent } from '../exchanges/exchange.js';
 import type { UpstreamOutcome } from '../outcome.js';
@@ -250,31 +250,22 @@ export function forward<C extends Call, A>(
   options: ForwardOptions,
 ): Promise<Array<CallResult<A>>> {
   const routing = routings[0] as Routing;
-  if (calls.length === 1 && isLone(routing, options)) return forwardLone(pool, exchange, calls, routing, options);
+  if (calls.length === 1 && isLone(options)) return forwardLone(pool, exchange, calls, routing, options);
   return forwardAll(pool, exchange, calls, routings, options, undefined);
 }
 
-/**
- * A lone call nothing steers (no node preferred, pinned or avoided, no budget shared
- * with other forwards, no hedge, no span): most calls. It takes the lone lane.
- */
-function isLone(routing: Routing, o: ForwardOptions): boolean {
-  return (
-    o.avoid === undefined &&
-    o.prefer === undefined &&
-    o.only === undefined &&
-    o.work === undefined &&
-    o.trace?.span === undefined &&
-    (routing.hedge !== true || o.hedger === undefined)
-  );
+/** A lone call nothing steers (no node preferred, pinned or avoided, no budget shared with other forwards, no span): most calls. */
+function isLone(o: ForwardOptions): boolean {
+  return o.avoid === undefined && o.prefer === undefined && o.only === undefined && o.work === undefined && o.trace?.span === undefined;
 }
 
 /**
- * The lone lane: one node chosen, one send, and a plain answer taken as the attempt
- * loop would take it, without the loop's bookkeeping (attempts, jobs, blame, closures),
- * which only a failure or a pruned answer needs: those go on in the loop, the first
- * attempt counted there as made. A call the lane cannot send as it is (no node, or
- * one below the served head that would need it pinned) goes to the loop unsent.
+ * The lone lane: one node chosen, one send (hedged as the loop would hedge it), and a
+ * plain answer taken as the loop would take it, without the loop's bookkeeping
+ * (attempts, jobs, blame, closures), which only a failure, a pruned answer or a hedge
+ * needs: those go on in the loop, from the attempt made here. A call the lane cannot
+ * send as it is (no node, or one below the served head that would need it pinned) goes
+ * to the loop unsent.
  */
 async function forwardLone<C extends Call, A>(
   pool: NodePool,
@@ -292,17 +283,29 @@ async function forwardLone<C extends Call, A>(
   if (node === undefined || (atHead !== undefined && (node.head === undefined || node.head < atHead))) {
     return forwardAll(pool, exchange, calls, [routing], options, undefined);
   }
+  const hedger = routing.hedge === true ? options.hedger : undefined;
+  const delay = hedger?.delayFor(node);
+  const timeout = Math.max(1, Math.min(pool.config.attemptTimeoutMs, left));
   node.take();
   const started = performance.now();
   let sent: Array<Sent<A>>;
-  try {
-    sent = await exchange.send(node, calls, Math.max(1, Math.min(pool.config.attemptTimeoutMs, left)), undefined);
-  } catch (err: unknown) {
-    return forwardAll(pool, exchange, calls, [routing], options, { node, first: { won: undefined, failed: [{ node, started, err }] } });
+  if (hedger === undefined || delay === undefined) {
+    try {
+      sent = await exchange.send(node, calls, timeout, undefined);
+    } catch (err: unknown) {
+      return forwardAll(pool, exchange, calls, [routing], options, { node, first: endedAlone({ node, started, err }) });
+    }
+  } else {
+    hedger.called();
+    const cancel = new Cancel();
+    const early = await firstWithin(node, started, attempt(exchange, node, calls, timeout, cancel), cancel, delay);
+    if ('attempt' in early) return forwardAll(pool, exchange, calls, [routing], options, { node, pending: early });
+    if (early.sent === undefined) return forwardAll(pool, exchange, calls, [routing], options, { node, first: endedAlone(early) });
+    sent = early.sent;
   }
   const s = sent[0] as Sent<A>;
   if (s.verdict === 'pruned') {
-    return forwardAll(pool, exchange, calls, [routing], options, { node, first: { won: { node, started, sent }, failed: NONE } });
+    return forwardAll(pool, exchange, calls, [routing], options, { node, first: endedAlone({ node, started, sent }) });
   }
   nodeAnswered(node);
   const seconds = (performance.now() - started) / 1000;
@@ -319,13 +322,23 @@ async function forwardLone<C extends Call, A>(
   return [mayBeArchive(pool, node, routing, false) ? { ...s, sure: false } : s];
 }
 
-const NONE: readonly never[] = Object.freeze([]);
-
-/** A first attempt already made (by the lone lane), for the loop to go on from. */
-interface Made<A> {
-  readonly node: PoolNode;
-  readonly first: Hedged<A>;
+/** One send to one node, as it ended: its answers or its error. */
+function attempt<C extends Call, A>(
+  exchange: Exchange<C, A>,
+  node: PoolNode,
+  calls: readonly C[],
+  timeoutMs: number,
+  cancel: Cancel | undefined,
+): Promise<Attempted<A>> {
+  const started = performance.now();
+  return exchange.send(node, calls, timeoutMs, cancel).then(
+    (sent) => ({ node, started, sent }),
+    (err: unknown) => ({ node, started, err }),
+  );
 }
+
+/** The lone lane's attempt, for the loop to go on from: how it ended, or (past its hedge delay) the attempt still out. */
+type Made<A> = { readonly node: PoolNode; readonly first: Hedged<A> } | { readonly node: PoolNode; readonly pending: Outstanding<A> };
 
 async function forwardAll<C extends Call, A>(
   pool: NodePool,
@@ -356,7 +369,7 @@ async function forwardAll<C extends Call, A>(
   const planned = options.nodeCalls === undefined ? undefined : queue.slice();
   const blame = new Blame(pool);
   try {
-    return await attemptAll(exchange, calls, routings, queue, blame, options, made?.first);
+    return await attemptAll(exchange, calls, routings, queue, blame, options, made);
   } finally {
     blame.release();
     // A call moved to archive keeps its job's attempts: their count is every node call it made.
@@ -373,7 +386,7 @@ async function attemptAll<C extends Call, A>(
   queue: Job[],
   blame: Blame,
   options: ForwardOptions,
-  made: Hedged<A> | undefined,
+  made: Made<A> | undefined,
 ): Promise<Array<CallResult<A>>> {
   const { observer, trace } = options;
   const span = trace?.span;
@@ -386,13 +399,15 @@ async function attemptAll<C extends Call, A>(
     const { attempts } = job;
     const atHead = job.routing.latest === undefined ? undefined : options.atHead;
     let hedged: Hedged<A>;
-    if (made !== undefined) {
-      // The lone lane's attempt, made before the loop: the loop goes on from its ending.
-      hedged = made;
+    if (made !== undefined && 'first' in made) {
+      // The lone lane's attempt ended before the loop: the loop goes on from its ending.
+      hedged = made.first;
       made = undefined;
       tries++;
     } else {
-      const first = attempts.next(job.routing, atHead);
+      const pending = made?.pending;
+      made = undefined;
+      const first = pending?.node ?? attempts.next(job.routing, atHead);
       if (first === undefined) {
         const err = attempts.error();
         for (const i of job.indices) results[i] = pruned?.get(i) ?? err;
@@ -409,11 +424,7 @@ async function attemptAll<C extends Call, A>(
             ? batch
             : (pinnedBatch ??= pinAll(calls, routings, job.indices, atHead));
         if (span !== undefined) return tracedAttempt(span, exchange, n, sending, attempts.timeoutFor(), cancel, hedge);
-        const started = performance.now();
-        return exchange.send(n, sending, attempts.timeoutFor(), cancel).then(
-          (sent) => ({ node: n, started, sent }),
-          (err: unknown) => ({ node: n, started, err }),
-        );
+        return attempt(exchange, n, sending, attempts.timeoutFor(), cancel);
       };
       // A loser cancelled after the win is nobody's failure: its node is only told the attempt is over.
       const late = (a: Attempted<A>): void => {
@@ -426,7 +437,11 @@ async function attemptAll<C extends Call, A>(
         if (n !== undefined) tries++;
         return n;
       };
-      hedged = await sendHedged(first, launch, hedger, second, late);
+      // The lone lane's attempt outlived its hedge delay (so its routing is hedged): the hedge is sent from here.
+      hedged =
+        pending !== undefined && hedger !== undefined
+          ? await hedgeAfter(pending, launch, hedger, second, late)
+          : await sendHedged(first, launch, hedger, second, late);
     }
     const { won, failed, outrun } = hedged;
     for (const a of failed) bookFailure(a, job, attempts, blame, observer, now);

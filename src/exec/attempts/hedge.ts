@@ -108,7 +108,7 @@ export class Hedger {
 }
 
 /** `hedge`: this is the second attempt, sent while the first is still out. */
-type Launch<A> = (node: PoolNode, cancel: Cancel | undefined, hedge: boolean) => Promise<Attempted<A>>;
+export type Launch<A> = (node: PoolNode, cancel: Cancel | undefined, hedge: boolean) => Promise<Attempted<A>>;
 
 /**
  * How often due hedges are looked for. One timer serves every call waiting on its first
@@ -167,6 +167,30 @@ export interface Hedged<A> {
   readonly outrun?: Attempted<A>;
 }
 
+/** A first attempt still out once its hedge delay has passed. */
+export interface Outstanding<A> {
+  readonly node: PoolNode;
+  readonly started: number;
+  readonly attempt: Promise<Attempted<A>>;
+  readonly cancel: Cancel;
+}
+
+/** A first attempt's ending within its hedge delay: the attempt as it ended, or the attempt still out. */
+export async function firstWithin<A>(
+  node: PoolNode,
+  started: number,
+  attempt: Promise<Attempted<A>>,
+  cancel: Cancel,
+  delay: number,
+): Promise<Attempted<A> | Outstanding<A>> {
+  return (await within(attempt, started + delay)) ?? { node, started, attempt, cancel };
+}
+
+/** How a first attempt that ended (before any hedge) ends the send. */
+export function endedAlone<A>(a: Attempted<A>): Hedged<A> {
+  return a.sent !== undefined ? { won: a, failed: NONE_FAILED } : { won: undefined, failed: [a] };
+}
+
 /**
  * Send to `first`; past the delay (when a hedge may be taken and `second()` names
  * another node), to that node too. Resolves with the winning attempt (if any), the
@@ -182,21 +206,26 @@ export async function sendHedged<A>(
   late: (a: Attempted<A>) => void,
 ): Promise<Hedged<A>> {
   const delay = hedger?.delayFor(first);
-  if (hedger === undefined || delay === undefined) {
-    const a = await launch(first, undefined, false);
-    return a.sent !== undefined ? { won: a, failed: NONE_FAILED } : { won: undefined, failed: [a] };
-  }
+  if (hedger === undefined || delay === undefined) return endedAlone(await launch(first, undefined, false));
   hedger.called();
-  const c1 = new Cancel();
+  const cancel = new Cancel();
   const started = performance.now();
-  const p1 = launch(first, c1, false);
-  const early = await within(p1, started + delay);
-  if (early !== undefined) return early.sent !== undefined ? { won: early, failed: NONE_FAILED } : { won: undefined, failed: [early] };
+  const early = await firstWithin(first, started, launch(first, cancel, false), cancel, delay);
+  if (!('attempt' in early)) return endedAlone(early);
+  return hedgeAfter(early, launch, hedger, second, late);
+}
+
+/** The first attempt outlived its delay: a hedge to `second()` when the budget allows one, and the first good answer of the two. */
+export async function hedgeAfter<A>(
+  out: Outstanding<A>,
+  launch: Launch<A>,
+  hedger: Hedger,
+  second: () => PoolNode | undefined,
+  late: (a: Attempted<A>) => void,
+): Promise<Hedged<A>> {
+  const { node: first, started, attempt: p1, cancel: c1 } = out;
   const other = hedger.take() ? second() : undefined;
-  if (other === undefined) {
-    const a = await p1;
-    return a.sent !== undefined ? { won: a, failed: NONE_FAILED } : { won: undefined, failed: [a] };
-  }
+  if (other === undefined) return endedAlone(await p1);
   hedger.events.sent();
   const c2 = new Cancel();
   const p2 = launch(other, c2, true);

@@ -9,6 +9,7 @@
 import { expect } from 'chai';
 import { GatewayError, isGatewayError } from '../../../src/errors.js';
 import { forward, type CallResult, type ForwardOptions } from '../../../src/exec/attempts/attempts.js';
+import { Hedger } from '../../../src/exec/attempts/hedge.js';
 import type { Exchange, ForwardObserver, RetryReason, Sent } from '../../../src/exec/exchanges/exchange.js';
 import type { UpstreamOutcome } from '../../../src/exec/outcome.js';
 import { JsonRpcExchange } from '../../../src/exec/exchanges/jsonrpc-exchange.js';
@@ -176,6 +177,47 @@ describe('attempt loop (src/exec/attempts/attempts.ts)', () => {
       expect(trace).to.deep.equal({ node: 'only', attempts: 1 });
       expect(observed.upstreams).to.deep.equal([['only', 'ok']]);
       expect(p.nodes.map((n) => n.inFlight)).to.deep.equal([0]);
+    });
+
+    it('hedges a lone call whose node outlives its delay: the hedge answers, the first is cancelled and named as outrun', async () => {
+      const slowNode = await node(echoNode('slow'));
+      const fastNode = await node(echoNode('fast'));
+      const p = await pool([
+        { name: 'slow', url: slowNode.url, role: 'full' },
+        { name: 'fast', url: fastNode.url, role: 'full' },
+      ]);
+      let cancelled = 0;
+      const held: Exchange<JsonRpcCall, string> = {
+        batches: true,
+        send(n, c, timeoutMs, cancel) {
+          if (n.name === 'fast') return exchange.send(n, c, timeoutMs, cancel);
+          return new Promise((_resolve, reject) =>
+            cancel?.bind({
+              cancel: () => {
+                cancelled++;
+                reject(new CallAborted());
+              },
+            }),
+          );
+        },
+      };
+      const hedger = new Hedger(
+        { minDelayMs: 1, maxDelayMs: 1, budgetPercent: 100, minPerSecond: 0 },
+        { sent: () => undefined, won: () => undefined },
+        clock.now,
+      );
+      const nodeCalls: number[] = [];
+      const trace = { node: undefined as string | undefined, attempts: 0 };
+      const [r] = await forward(p, held, calls(item('3', 'm')), [{ ...PLAIN, hedge: true }], options({ hedger, nodeCalls, trace }));
+      expect(text(r)).to.equal('{"jsonrpc":"2.0","id":3,"result":"fast:m"}');
+      expect(cancelled).to.equal(1);
+      expect(nodeCalls).to.deep.equal([2]);
+      expect(trace).to.deep.equal({ node: 'fast', attempts: 2 });
+      expect(observed.upstreams).to.deep.equal([
+        ['slow', 'timeout'],
+        ['fast', 'ok'],
+      ]);
+      expect(p.nodes.map((n) => n.inFlight)).to.deep.equal([0, 0]);
     });
 
     it('leaves no node busy after a lone call failed on one and moved to another', async () => {
