@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { KeyRepository, type KeyBackend } from '../auth/key-repository.js';
 import { changeBetween, type KeyRecord, type StoreChange } from '../auth/key-store.js';
 import type { SqliteDatabase } from './sqlite-database.js';
-import { changeText, KEY_COLUMNS as COLUMNS, recordOf, rowOf, type KeyRow, type RetiredRow } from './sqlite-key-rows.js';
+import { changeText, KEY_COLUMNS as COLUMNS, recordOf, rowOf, type KeyRow, type RetiredRow } from './key-rows.js';
 
 const POLL_MS = 1_000;
 /** Changes kept in the log: far more than a second's worth, so a reader falls behind only when stopped. */
