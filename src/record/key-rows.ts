@@ -2,10 +2,10 @@
 // PostgreSQL: a `keys` row with the current value's hash and prefix, a
 // `retired_key_values` row per superseded value in order, JSON only for the nested
 // permissions and restrictions (read back in one order of members, as PostgreSQL's
-// jsonb keeps its own); and the text a commit compares to know a key is still as its
-// writer read it.
+// jsonb keeps its own); the text a commit compares to know a key is still as its
+// writer read it; and what a reader of the change log hears from its entries.
 
-import { ALL_PERMITTED, type KeyPermissions, type KeyRecord } from '../auth/key-store.js';
+import { ALL_PERMITTED, type KeyPermissions, type KeyRecord, type StoreChange } from '../auth/key-store.js';
 import { RESTRICTION_FIELDS, type KeyRestrictions } from '../auth/restrictions.js';
 
 export interface KeyRow {
@@ -127,4 +127,28 @@ export function changeText(r: KeyRecord | undefined): string {
     r.expiresAt ?? null,
     r.retired.map((x) => [x.hash, x.prefix, x.until]),
   ]);
+}
+
+/** An entry of the change log: its place (1, 2, 3 … without gaps) and who wrote it. */
+export interface LoggedChange {
+  readonly seq: number;
+  readonly origin: string;
+}
+
+/**
+ * What a reader that has read up to `seen` hears from the entries after it (in order):
+ * each other writer's change, or everything once when the next entry it needed was
+ * pruned unread. Its own entries (`origin`) it announced when it wrote them.
+ */
+export function changesSince<R extends LoggedChange>(
+  seen: number,
+  rows: readonly R[],
+  origin: string,
+  changeOf: (row: R) => StoreChange,
+): { seen: number; changes: StoreChange[] } {
+  const first = rows[0];
+  if (first === undefined) return { seen, changes: [] };
+  const last = (rows[rows.length - 1] as R).seq;
+  if (first.seq !== seen + 1) return { seen: last, changes: [{ all: true }] };
+  return { seen: last, changes: rows.filter((r) => r.origin !== origin).map(changeOf) };
 }
