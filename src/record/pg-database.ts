@@ -51,7 +51,7 @@ function typeParser(oid: number, format?: string): unknown {
         return new Date(t).toISOString();
       };
     default:
-      return format === undefined ? pg.types.getTypeParser(oid) : pg.types.getTypeParser(oid, format as 'text');
+      return pg.types.getTypeParser(oid, format as 'text' | undefined);
   }
 }
 const TYPES = { getTypeParser: typeParser } as pg.CustomTypesConfig;

@@ -7,6 +7,7 @@
 // two records in one database stay apart.
 
 import { expect } from 'chai';
+import pg from 'pg';
 import { hashKey } from '../../../src/auth/key-format.js';
 import { MIGRATIONS, RecordSchemaError, type Migration } from '../../../src/record/migrations.js';
 import { PgDatabase } from '../../../src/record/pg-database.js';
@@ -131,6 +132,19 @@ describe('record: schema migrations (PostgreSQL)', () => {
     const err = await refusal(PgDatabase.open('postgres://nowhere.invalid/none', { schema: 'no-such"name' }));
     expect(err.code).to.equal('RECORD_SCHEMA_NAME');
     expect(err.message).to.match(/^"no-such"name" cannot name the record's schema: use letters, digits and _/);
+  });
+
+  it('opens over a pool its caller owns, and leaves it open when closed', async () => {
+    const pool = new pg.Pool({ connectionString: PG_URL, max: 2 });
+    try {
+      const db = await PgDatabase.open(pool, { schema: schema.schema });
+      expect(db.applied).to.deep.equal(ALL);
+      await (await openPgKeyStore(db)).create({ account: 'acme', tier: 'free' });
+      await db.close();
+      expect((await pool.query(`SELECT count(*)::int AS n FROM ${schema.table('keys')}`)).rows).to.deep.equal([{ n: 1 }]);
+    } finally {
+      await pool.end();
+    }
   });
 
   it('keeps two records in one database apart', async () => {
