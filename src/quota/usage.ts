@@ -55,7 +55,9 @@ export function nextUtcMonth(now: number): number {
 /**
  * Where a usage book is kept between runs (a file beside the keys, the record's
  * table): read into the book at start, written when it changed, on an interval and at
- * close. The book is the truth while the gateway runs: a write replaces what was kept.
+ * close. The book is the truth while the gateway runs: a write replaces what was kept
+ * (the file, SQLite), or, where many instances write (PostgreSQL), adds what this one
+ * counted since its last write.
  */
 export interface UsageArchive {
   load(): Promise<void>;

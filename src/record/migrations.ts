@@ -18,8 +18,8 @@ export interface Migration {
   readonly sql: string;
 }
 
-/** Why a record cannot be opened as it is. */
-export type RecordSchemaCode = 'RECORD_SCHEMA_NEWER' | 'RECORD_MIGRATION_FAILED';
+/** Why a record cannot be opened as it is (or, RECORD_SCHEMA_NAME, where it was asked to be). */
+export type RecordSchemaCode = 'RECORD_SCHEMA_NEWER' | 'RECORD_MIGRATION_FAILED' | 'RECORD_SCHEMA_NAME';
 
 export class RecordSchemaError extends Error {
   constructor(

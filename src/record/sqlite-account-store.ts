@@ -16,82 +16,22 @@ import {
   type SessionRecord,
   type SigninTokenRecord,
 } from '../accounts/account-store.js';
+import {
+  ACCOUNT_COLUMNS,
+  accountOf,
+  accountParams,
+  SESSION_COLUMNS,
+  sessionOf,
+  sessionParams,
+  TOKEN_COLUMNS,
+  tokenOf,
+  tokenParams,
+  type AccountParams,
+  type AccountRow,
+  type SessionRow,
+  type TokenRow,
+} from './account-rows.js';
 import type { SqliteDatabase } from './sqlite-database.js';
-
-interface AccountRow {
-  id: string;
-  name: string;
-  email: string | null;
-  tiers: string;
-  default_tier: string;
-  created_at: string;
-  disabled_at: string | null;
-  deleted_at: string | null;
-}
-
-interface TokenRow {
-  hash: string;
-  account_id: string;
-  created_at: string;
-  expires_at: string;
-}
-
-interface SessionRow {
-  hash: string;
-  kind: SessionKind;
-  account_id: string | null;
-  grant_digest: string | null;
-  created_at: string;
-  expires_at: string;
-}
-
-type AccountParams = [string, string, string | null, string, string, string, string | null, string | null, string];
-
-const ACCOUNT_COLUMNS = 'id, name, email, tiers, default_tier, created_at, disabled_at, deleted_at';
-
-function accountOf(row: AccountRow): AccountRecord {
-  return {
-    id: row.id,
-    name: row.name,
-    email: row.email ?? undefined,
-    tiers: JSON.parse(row.tiers) as string[],
-    defaultTier: row.default_tier,
-    createdAt: row.created_at,
-    disabledAt: row.disabled_at ?? undefined,
-    deletedAt: row.deleted_at ?? undefined,
-  };
-}
-
-/** The values of an account row, in the INSERT's and the UPDATE's order (the id last). */
-function accountParams(a: AccountRecord): AccountParams {
-  return [
-    a.name,
-    nameKey(a.name),
-    a.email ?? null,
-    JSON.stringify(a.tiers),
-    a.defaultTier,
-    a.createdAt,
-    a.disabledAt ?? null,
-    a.deletedAt ?? null,
-    a.id,
-  ];
-}
-
-const tokenOf = (row: TokenRow): SigninTokenRecord => ({
-  hash: row.hash,
-  accountId: row.account_id,
-  createdAt: row.created_at,
-  expiresAt: row.expires_at,
-});
-
-const sessionOf = (row: SessionRow): SessionRecord => ({
-  hash: row.hash,
-  kind: row.kind,
-  accountId: row.account_id ?? undefined,
-  grant: row.grant_digest ?? undefined,
-  createdAt: row.created_at,
-  expiresAt: row.expires_at,
-});
 
 /** SQLite's answer when a unique column already holds the value. */
 const isUniqueViolation = (err: unknown): boolean =>
@@ -130,18 +70,14 @@ export class SqliteAccountStore implements AccountStore {
        WHERE id = ?`,
     );
     this.addTokenStmt = db.statement<[string, string, string, string]>(
-      'INSERT OR REPLACE INTO signin_tokens (hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)',
+      `INSERT OR REPLACE INTO signin_tokens (${TOKEN_COLUMNS}) VALUES (?, ?, ?, ?)`,
     );
     // One statement: of two takers at once, only one gets the row.
-    this.takeTokenStmt = db.statement<[string], TokenRow>(
-      'DELETE FROM signin_tokens WHERE hash = ? RETURNING hash, account_id, created_at, expires_at',
-    );
+    this.takeTokenStmt = db.statement<[string], TokenRow>(`DELETE FROM signin_tokens WHERE hash = ? RETURNING ${TOKEN_COLUMNS}`);
     this.addSessionStmt = db.statement<[string, SessionKind, string | null, string | null, string, string]>(
-      'INSERT OR REPLACE INTO sessions (hash, kind, account_id, grant_digest, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+      `INSERT OR REPLACE INTO sessions (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`,
     );
-    this.getSessionStmt = db.statement<[string], SessionRow>(
-      'SELECT hash, kind, account_id, grant_digest, created_at, expires_at FROM sessions WHERE hash = ?',
-    );
+    this.getSessionStmt = db.statement<[string], SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE hash = ?`);
     this.deleteSessionStmt = db.statement<[string]>('DELETE FROM sessions WHERE hash = ?');
     this.sweepTokensStmt = db.statement<[string]>('DELETE FROM signin_tokens WHERE expires_at <= ?');
     this.sweepSessionsStmt = db.statement<[string]>('DELETE FROM sessions WHERE expires_at <= ?');
@@ -155,11 +91,11 @@ export class SqliteAccountStore implements AccountStore {
     });
     this.addTokenTx = db.writer((t) => {
       this.sweep();
-      this.addTokenStmt.run(t.hash, t.accountId, t.createdAt, t.expiresAt);
+      this.addTokenStmt.run(...tokenParams(t));
     });
     this.addSessionTx = db.writer((s) => {
       this.sweep();
-      this.addSessionStmt.run(s.hash, s.kind, s.accountId ?? null, s.grant ?? null, s.createdAt, s.expiresAt);
+      this.addSessionStmt.run(...sessionParams(s));
     });
   }
 

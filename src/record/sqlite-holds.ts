@@ -5,13 +5,7 @@
 
 import type { HoldStore, NodeHoldRecord } from '../ops/holds/hold-store.js';
 import type { SqliteDatabase } from './sqlite-database.js';
-
-interface HoldRow {
-  id: string;
-  state: string;
-  since: string;
-  reason: string;
-}
+import { holdsOf, type HoldRow } from './hold-rows.js';
 
 export class SqliteHoldStore implements HoldStore {
   private readonly allStmt;
@@ -29,12 +23,7 @@ export class SqliteHoldStore implements HoldStore {
   }
 
   async all(): Promise<Map<string, NodeHoldRecord>> {
-    const out = new Map<string, NodeHoldRecord>();
-    for (const row of this.allStmt.all()) {
-      // The table's check admits only these two; anything else holds nothing.
-      if (row.state === 'cordoned' || row.state === 'draining') out.set(row.id, { state: row.state, since: row.since, reason: row.reason });
-    }
-    return out;
+    return holdsOf(this.allStmt.all());
   }
 
   async set(id: string, hold: NodeHoldRecord | undefined): Promise<void> {

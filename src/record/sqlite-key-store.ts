@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { KeyRepository, type KeyBackend } from '../auth/key-repository.js';
 import { changeBetween, type KeyRecord, type StoreChange } from '../auth/key-store.js';
 import type { SqliteDatabase } from './sqlite-database.js';
-import { changeText, KEY_COLUMNS as COLUMNS, recordOf, rowOf, type KeyRow, type RetiredRow } from './sqlite-key-rows.js';
+import { changesSince, changeText, KEY_COLUMNS as COLUMNS, recordOf, rowOf, type KeyRow, type RetiredRow } from './key-rows.js';
 
 const POLL_MS = 1_000;
 /** Changes kept in the log: far more than a second's worth, so a reader falls behind only when stopped. */
@@ -205,17 +205,9 @@ export class SqliteKeyBackend implements KeyBackend {
       // Busy or closing: the next tick reads the same entries.
       return;
     }
-    if (rows.length === 0) return;
-    const first = rows[0] as ChangeRow;
-    if (first.seq !== this.seen + 1) {
-      this.seen = (rows[rows.length - 1] as ChangeRow).seq;
-      this.emit({ all: true });
-      return;
-    }
-    for (const row of rows) {
-      this.seen = row.seq;
-      if (row.origin !== this.origin) this.emit(decode(row));
-    }
+    const read = changesSince(this.seen, rows, this.origin, decode);
+    this.seen = read.seen;
+    for (const c of read.changes) this.emit(c);
   }
 
   private emit(change: StoreChange): void {

@@ -7,37 +7,15 @@
 
 import type { UsageArchive, UsageBook, UsageRow } from '../quota/usage.js';
 import type { SqliteDatabase } from './sqlite-database.js';
-
-interface UsageDayRow {
-  key_id: string;
-  day: string;
-  chain: string;
-  calls: number;
-  errors: number;
-  limited: number;
-  invalid: number;
-}
+import { USAGE_COLUMNS, usageByKey, usageCounts as counts, usageSlot as slot, type UsageDayRow } from './usage-rows.js';
 
 type UsageParams = [string, string, string, number, number, number, number];
-
-const rowOf = (r: UsageDayRow): UsageRow => {
-  const row: UsageRow = { day: r.day, chain: r.chain, calls: r.calls, errors: r.errors, limited: r.limited };
-  // As the book writes its rows: `invalid` only where there were any.
-  if (r.invalid > 0) row.invalid = r.invalid;
-  return row;
-};
 
 const FLUSH_MS = 5_000;
 
 /** Every row of usage, by key: what the book loads (the file store's snapshot shape). */
 export function readUsage(db: SqliteDatabase): Record<string, UsageRow[]> {
-  const out: Record<string, UsageRow[]> = {};
-  for (const r of db
-    .statement<[], UsageDayRow>('SELECT key_id, day, chain, calls, errors, limited, invalid FROM usage_days ORDER BY key_id, day, chain')
-    .all()) {
-    (out[r.key_id] ??= []).push(rowOf(r));
-  }
-  return out;
+  return usageByKey(db.statement<[], UsageDayRow>(`SELECT ${USAGE_COLUMNS} FROM usage_days ORDER BY key_id, day, chain`).all());
 }
 
 export class SqliteUsageStore implements UsageArchive {
@@ -53,7 +31,7 @@ export class SqliteUsageStore implements UsageArchive {
     private readonly db: SqliteDatabase,
   ) {
     const upsert = db.statement<UsageParams>(
-      `INSERT INTO usage_days (key_id, day, chain, calls, errors, limited, invalid) VALUES (?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO usage_days (${USAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (key_id, day, chain) DO UPDATE SET
          calls = excluded.calls, errors = excluded.errors, limited = excluded.limited, invalid = excluded.invalid`,
     );
@@ -107,6 +85,3 @@ export class SqliteUsageStore implements UsageArchive {
     await this.flush();
   }
 }
-
-const slot = (keyId: string, r: UsageRow): string => `${keyId}\u0000${r.day}\u0000${r.chain}`;
-const counts = (r: UsageRow): string => `${r.calls},${r.errors},${r.limited},${r.invalid ?? 0}`;

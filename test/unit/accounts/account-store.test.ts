@@ -1,7 +1,7 @@
 // The account store contract, run against every backend: the JSON file beside the
-// key file, Redis (127.0.0.1:6379, a random prefix removed afterwards) and a SQLite
-// file (each store object on a connection of its own). Expiry
-// is judged by a clock the tests move.
+// key file, Redis (127.0.0.1:6379, a random prefix removed afterwards), a SQLite
+// file and a PostgreSQL schema of its own (each store object on a connection, or a
+// pool, of its own). Expiry is judged by a clock the tests move.
 
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { AccountExistsError, AccountNotFoundError, type AccountRecord, type AccountStore } from '../../../src/accounts/account-store.js';
 import { accountsPathFor, FileAccountStore } from '../../../src/accounts/file-account-store.js';
 import { RedisAccountStore } from '../../../src/accounts/redis-account-store.js';
+import { PgAccountStore } from '../../../src/record/pg-account-store.js';
 import { SqliteAccountStore } from '../../../src/record/sqlite-account-store.js';
+import { tempSchema, type TempSchema } from '../../support/pg.js';
 import { tempRecord, type TempRecord } from '../../support/record.js';
 import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../../support/redis.js';
 
@@ -222,6 +224,19 @@ contract('sqlite', () => {
     },
     async cleanup() {
       await record?.cleanup();
+    },
+  };
+});
+
+contract('postgres', () => {
+  let schema: TempSchema | undefined;
+  return {
+    async open(now) {
+      schema ??= await tempSchema();
+      return new PgAccountStore(await schema.open(), now);
+    },
+    async cleanup() {
+      await schema?.cleanup();
     },
   };
 });

@@ -1,4 +1,4 @@
-// The key repository over every backend (a file, a real Redis, SQLite), with two store
+// The key repository over every backend (a file, a real Redis, SQLite, PostgreSQL), with two store
 // objects on one backing store standing for two instances (or the CLI and a
 // gateway): changes made at the same moment all land, a shared prefix never picks
 // a key, rotation keeps a bounded list of retired values, revoking twice writes once.
@@ -12,7 +12,9 @@ import { openFileKeyStore } from '../../../src/auth/file-key-store.js';
 import { hashKey } from '../../../src/auth/key-format.js';
 import { KeyAmbiguousError, MAX_RETIRED, type KeyRecord, type KeyStore, type StoreChange } from '../../../src/auth/key-store.js';
 import { openRedisKeyStore } from '../../../src/auth/redis-key-store.js';
+import { openPgKeyStore } from '../../../src/record/pg-key-store.js';
 import { openSqliteKeyStore } from '../../../src/record/sqlite-key-store.js';
+import { tempSchema } from '../../support/pg.js';
 import { tempRecord } from '../../support/record.js';
 import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../../support/redis.js';
 
@@ -77,6 +79,24 @@ const backends: Array<[string, () => Promise<Pair>]> = [
           await a.close();
           await b.close();
           await record.cleanup();
+        },
+      };
+    },
+  ],
+  [
+    'postgres',
+    async () => {
+      // Two pools on one schema: two instances sharing the record.
+      const schema = await tempSchema();
+      const a = await openPgKeyStore(await schema.open());
+      const b = await openPgKeyStore(await schema.open());
+      return {
+        a,
+        b,
+        close: async () => {
+          await a.close();
+          await b.close();
+          await schema.cleanup();
         },
       };
     },

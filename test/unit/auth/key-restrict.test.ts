@@ -1,4 +1,4 @@
-// Restrictions kept with the key record over every backend (a file, a real Redis, SQLite),
+// Restrictions kept with the key record over every backend (a file, a real Redis, SQLite, PostgreSQL),
 // written through the key service: set on create, changed field by field, lifted,
 // seen by a second store object (another instance) and announced so caches drop the
 // key; refused for revoked keys and for bad input, before anything is written.
@@ -12,8 +12,11 @@ import { openFileKeyStore } from '../../../src/auth/file-key-store.js';
 import { KeyService } from '../../../src/auth/key-service.js';
 import { KeyInputError, type KeyStore, type StoreChange } from '../../../src/auth/key-store.js';
 import { openRedisKeyStore } from '../../../src/auth/redis-key-store.js';
+import { RESTRICTION_FIELDS } from '../../../src/auth/restrictions.js';
 import type { TierConfig } from '../../../src/config/types.js';
+import { openPgKeyStore } from '../../../src/record/pg-key-store.js';
 import { openSqliteKeyStore } from '../../../src/record/sqlite-key-store.js';
+import { tempSchema } from '../../support/pg.js';
 import { tempRecord } from '../../support/record.js';
 import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../../support/redis.js';
 
@@ -91,6 +94,36 @@ const backends: Array<[string, () => Promise<Opened>]> = [
           await a.close();
           await b.close();
           await record.cleanup();
+        },
+      };
+    },
+  ],
+  [
+    'postgres',
+    async () => {
+      const schema = await tempSchema();
+      const a = await openPgKeyStore(await schema.open());
+      const b = await openPgKeyStore(await schema.open());
+      return {
+        a,
+        b,
+        // The row as JSON, empty columns left out; restrictions' lists in the order the checks write them (jsonb keeps its own).
+        stored: async (id) => {
+          const [row] = await schema.query<{ row: Record<string, unknown> }>(
+            `SELECT to_jsonb(k) AS row FROM ${schema.table('keys')} k WHERE id = $1`,
+            [id],
+          );
+          const present = Object.entries(row?.row ?? {}).filter(([, v]) => v !== null);
+          const ordered = (v: unknown): unknown => {
+            const lists = v as Record<string, unknown>;
+            return Object.fromEntries(RESTRICTION_FIELDS.filter((f) => f in lists).map((f) => [f, lists[f]]));
+          };
+          return JSON.stringify(Object.fromEntries(present.map(([k, v]) => [k, k === 'restrictions' ? ordered(v) : v])));
+        },
+        close: async () => {
+          await a.close();
+          await b.close();
+          await schema.cleanup();
         },
       };
     },

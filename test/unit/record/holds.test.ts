@@ -1,12 +1,14 @@
 // Operators' holds on nodes kept across restarts, the same in the file beside the keys
-// and in the SQLite record: set, changed, lifted, and there again when reopened.
+// and in the SQLite and PostgreSQL records: set, changed, lifted, and there again when reopened.
 
 import { expect } from 'chai';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileHoldStore, type HoldStore, type NodeHoldRecord } from '../../../src/ops/holds/hold-store.js';
+import { PgHoldStore } from '../../../src/record/pg-holds.js';
 import { SqliteHoldStore } from '../../../src/record/sqlite-holds.js';
+import { tempSchema } from '../../support/pg.js';
 import { tempRecord } from '../../support/record.js';
 
 interface Backend {
@@ -27,6 +29,13 @@ const backends: Array<[string, () => Promise<Backend>]> = [
     async () => {
       const record = await tempRecord();
       return { open: async () => new SqliteHoldStore(record.open()), cleanup: () => record.cleanup() };
+    },
+  ],
+  [
+    'postgres',
+    async () => {
+      const schema = await tempSchema();
+      return { open: async () => new PgHoldStore(await schema.open()), cleanup: () => schema.cleanup() };
     },
   ],
 ];

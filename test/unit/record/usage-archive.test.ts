@@ -1,8 +1,9 @@
 // Where the usage book is kept between runs, the same for the file beside the keys
-// and the SQLite record: what the book counted (calls, errors, limits, invalid
+// and the SQLite and PostgreSQL records: what the book counted (calls, errors, limits, invalid
 // requests, by key, UTC day and chain) is there after a restart, summed as the book
-// sums it, and so are the day's and month's totals that quotas read. The record writes
-// only the rows that changed since it last wrote.
+// sums it, and so are the day's and month's totals that quotas read. The records write
+// only the rows that changed since they last wrote; PostgreSQL's, where many instances
+// write, sums what each counted.
 
 import { expect } from 'chai';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -11,7 +12,9 @@ import { join } from 'node:path';
 import { MemoryLimiter } from '../../../src/quota/limiter.js';
 import { UsageBook, type UsageArchive } from '../../../src/quota/usage.js';
 import { UsageFile } from '../../../src/quota/usage-file.js';
+import { PgUsageStore } from '../../../src/record/pg-usage-store.js';
 import { SqliteUsageStore } from '../../../src/record/sqlite-usage-store.js';
+import { tempSchema, type TempSchema } from '../../support/pg.js';
 import { tempRecord, type TempRecord } from '../../support/record.js';
 import { tierConfig } from '../../support/tiers.js';
 
@@ -40,6 +43,15 @@ const backends: Array<[string, () => Promise<Backend>]> = [
     async () => {
       const record = await tempRecord();
       return { archive: (book) => new SqliteUsageStore(book, record.open()), cleanup: () => record.cleanup() };
+    },
+  ],
+  [
+    'postgres',
+    async () => {
+      // One pool for every run: what a run leaves is in the schema, not the pool.
+      const schema = await tempSchema();
+      const db = await schema.open();
+      return { archive: (book) => new PgUsageStore(book, db), cleanup: () => schema.cleanup() };
     },
   ],
 ];
@@ -154,5 +166,71 @@ describe('usage archive: sqlite specifics', () => {
       { calls: 1, errors: 0, limited: 9, invalid: 0 },
     ]);
     await store.close();
+  });
+});
+
+describe('usage archive: postgres specifics', () => {
+  let schema: TempSchema;
+  beforeEach(async () => {
+    schema = await tempSchema();
+  });
+  afterEach(() => schema.cleanup());
+
+  /** Each row's counts and the transaction that last wrote it (a row written again gets a new one). */
+  const stored = (): Promise<Array<{ key_id: string; chain: string; calls: number; xmin: string }>> =>
+    schema.query(`SELECT key_id, chain, calls::int, xmin::text FROM ${schema.table('usage_days')} ORDER BY key_id, day, chain`);
+
+  it('writes only the rows that changed since the last write, in one statement per flush', async () => {
+    const db = await schema.open();
+    const book = new UsageBook();
+    const store = new PgUsageStore(book, db);
+    await store.load();
+    count(book);
+    let statements = 0;
+    const query = db.query.bind(db);
+    db.query = <R>(text: string, values?: readonly unknown[]): Promise<R[]> => {
+      statements++;
+      return query<R>(text, values);
+    };
+    await store.flush();
+    expect(statements).to.equal(1);
+    const first = await stored();
+    expect(first).to.have.length(5);
+    book.add('key_b', 'eth', START, 1, 0, 0);
+    await store.flush();
+    // Nothing counted: nothing written.
+    await store.flush();
+    expect(statements).to.equal(2);
+    const second = await stored();
+    for (const [i, row] of second.entries()) {
+      const before = first[i] as (typeof first)[number];
+      if (row.key_id === 'key_b') expect(row.xmin).to.not.equal(before.xmin);
+      else expect(row).to.deep.equal(before);
+    }
+    expect(
+      await schema.query(
+        `SELECT calls::int, errors::int, limited::int, invalid::int FROM ${schema.table('usage_days')} WHERE key_id = 'key_b'`,
+      ),
+    ).to.deep.equal([{ calls: 1, errors: 0, limited: 9, invalid: 0 }]);
+    await store.close();
+  });
+
+  it('sums what two instances count for one key, day and chain', async () => {
+    const books = [new UsageBook(), new UsageBook()];
+    const stores = await Promise.all(books.map(async (book) => new PgUsageStore(book, await schema.open())));
+    for (const s of stores) await s.load();
+    const [one, two] = books as [UsageBook, UsageBook];
+    count(one);
+    two.add('key_a', 'eth', START, 10, 1, 0);
+    two.add('key_c', 'sol', START, 2, 0, 0, 1);
+    await Promise.all(stores.map((s) => s.flush()));
+    one.add('key_a', 'eth', START + 2_000, 1, 0, 0);
+    two.add('key_a', 'eth', START + 3_000, 1, 0, 0);
+    await Promise.all(stores.map((s) => s.close()));
+    const after = new UsageBook();
+    await new PgUsageStore(after, await schema.open()).load();
+    expect(after.rows('key_a', '2026-03-30')[0]).to.deep.equal({ day: '2026-03-30', chain: 'eth', calls: 19, errors: 2, limited: 1 });
+    expect(after.rows('key_c')).to.deep.equal([{ day: '2026-03-30', chain: 'sol', calls: 2, errors: 0, limited: 0, invalid: 1 }]);
+    expect(after.dayCalls('key_a', START)).to.equal(20);
   });
 });

@@ -1,10 +1,12 @@
-// Key records as the SQLite record's rows hold them, and back: a `keys` row with the
-// current value's hash and prefix, a `retired_key_values` row per superseded value in
-// order, JSON only for the nested permissions and restrictions; and the text a commit
-// compares to know a key is still as its writer read it.
+// Key records as the record's rows hold them, and back, the same for SQLite and
+// PostgreSQL: a `keys` row with the current value's hash and prefix, a
+// `retired_key_values` row per superseded value in order, JSON only for the nested
+// permissions and restrictions (read back in one order of members, as PostgreSQL's
+// jsonb keeps its own); the text a commit compares to know a key is still as its
+// writer read it; and what a reader of the change log hears from its entries.
 
-import { ALL_PERMITTED, type KeyPermissions, type KeyRecord } from '../auth/key-store.js';
-import type { KeyRestrictions } from '../auth/restrictions.js';
+import { ALL_PERMITTED, type KeyPermissions, type KeyRecord, type StoreChange } from '../auth/key-store.js';
+import { RESTRICTION_FIELDS, type KeyRestrictions } from '../auth/restrictions.js';
 
 export interface KeyRow {
   id: string;
@@ -45,6 +47,20 @@ function permissionsOf(text: string): KeyPermissions {
   };
 }
 
+/**
+ * Restrictions with their lists in the order the checks write them (jsonb orders
+ * members its own way): a record read back compares equal, as text, to the one
+ * written, so setting the same lists again is seen to change nothing.
+ */
+function restrictionsOf(text: string): KeyRestrictions {
+  const stored = JSON.parse(text) as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const field of RESTRICTION_FIELDS) if (field in stored) out[field] = stored[field];
+  // Members this version does not know stay, after the known ones.
+  for (const [k, v] of Object.entries(stored)) if (!(k in out)) out[k] = v;
+  return out;
+}
+
 /** The record of a key row and its retired values (in position order). */
 export function recordOf(row: KeyRow, retired: readonly RetiredRow[]): KeyRecord {
   return {
@@ -56,7 +72,7 @@ export function recordOf(row: KeyRow, retired: readonly RetiredRow[]): KeyRecord
     label: row.label,
     permissions: permissionsOf(row.permissions),
     // Absent, not undefined, as a key made without restrictions has none (as the other stores give it).
-    ...(row.restrictions === null ? {} : { restrictions: JSON.parse(row.restrictions) as KeyRestrictions }),
+    ...(row.restrictions === null ? {} : { restrictions: restrictionsOf(row.restrictions) }),
     createdAt: row.created_at,
     lastUsedAt: row.last_used_ms === null ? undefined : new Date(row.last_used_ms).toISOString(),
     revokedAt: orUndefined(row.revoked_at),
@@ -111,4 +127,28 @@ export function changeText(r: KeyRecord | undefined): string {
     r.expiresAt ?? null,
     r.retired.map((x) => [x.hash, x.prefix, x.until]),
   ]);
+}
+
+/** An entry of the change log: its place (1, 2, 3 … without gaps) and who wrote it. */
+export interface LoggedChange {
+  readonly seq: number;
+  readonly origin: string;
+}
+
+/**
+ * What a reader that has read up to `seen` hears from the entries after it (in order):
+ * each other writer's change, or everything once when the next entry it needed was
+ * pruned unread. Its own entries (`origin`) it announced when it wrote them.
+ */
+export function changesSince<R extends LoggedChange>(
+  seen: number,
+  rows: readonly R[],
+  origin: string,
+  changeOf: (row: R) => StoreChange,
+): { seen: number; changes: StoreChange[] } {
+  const first = rows[0];
+  if (first === undefined) return { seen, changes: [] };
+  const last = (rows[rows.length - 1] as R).seq;
+  if (first.seq !== seen + 1) return { seen: last, changes: [{ all: true }] };
+  return { seen: last, changes: rows.filter((r) => r.origin !== origin).map(changeOf) };
 }
