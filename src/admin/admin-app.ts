@@ -1,6 +1,6 @@
 // The admin listener: health (liveness, readiness, per-chain pool state), /metrics,
-// the disagreements between nodes on answers checked by agreement, the key and node
-// APIs behind the admin token, and the account dashboard unless it
+// the disagreements between nodes on answers checked by agreement, the key, usage
+// history and node APIs behind the admin token, and the account dashboard unless it
 // has a port of its own. Kept off the traffic port so operators can firewall it.
 
 import Router from '@koa/router';
@@ -13,9 +13,11 @@ import type { PoolNode } from '../pool/pool-node.js';
 import type { KeyChangeGuard, KeyService } from '../auth/key-service.js';
 import type { NodeHolds } from '../ops/holds/node-holds.js';
 import type { Limiter } from '../quota/limiter.js';
+import type { UsageHistory } from '../quota/usage-history.js';
 import { tokenMatcher } from './admin-auth.js';
 import { mountKeyApi } from './keys-api.js';
 import { mountNodeApi } from './nodes-api.js';
+import { mountUsageHistoryApi } from './usage-history-api.js';
 
 export type Lifecycle = 'starting' | 'ready' | 'draining';
 
@@ -32,6 +34,10 @@ export interface AdminAppDeps {
   /** Paces key changes per account (the dashboard's budget too). */
   readonly keyChanges: KeyChangeGuard;
   readonly limiter: Limiter;
+  /** Usage history (hourly rollups, failed calls); undefined when the store keeps none. */
+  readonly history?: UsageHistory;
+  /** The clock of usage history's default range. */
+  readonly now?: () => number;
   /** Operators' holds on nodes (cordon, drain). */
   readonly holds: NodeHolds;
   /** Read per request: a reload that changes admin.token applies to the next one. */
@@ -138,6 +144,7 @@ export function createAdminApp(deps: AdminAppDeps): Koa {
     authorized,
     maxBodyBytes: deps.maxBodyBytes,
   });
+  mountUsageHistoryApi(router, { keys: deps.keys, history: deps.history, now: deps.now ?? Date.now });
   mountNodeApi(router, {
     holds: deps.holds,
     chains: deps.chains,

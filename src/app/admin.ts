@@ -15,6 +15,7 @@ import { listen, urlOf } from '../transports/shared/listeners.js';
 import type { Logger } from '../ops/log.js';
 import type { Metrics } from '../ops/metrics/metrics.js';
 import type { NodeHolds } from '../ops/holds/node-holds.js';
+import type { UsageHistory } from '../quota/usage-history.js';
 import type { Services } from './services.js';
 import type { LiveConfig } from './live-config.js';
 
@@ -31,6 +32,8 @@ export interface AdminContext {
   readonly endpoints: () => EndpointInfo[];
   /** A cluster's primary: the /metrics of every worker with its own. */
   readonly scrape?: () => Promise<string>;
+  /** Usage history the admin API reads; undefined when none is kept. */
+  readonly history?: UsageHistory;
 }
 
 export interface AdminListeners {
@@ -59,6 +62,8 @@ export async function startAdmin(ctx: AdminContext): Promise<AdminListeners> {
     keys: services.keys,
     keyChanges: keyChangeGuard(services.bundle.limiter, () => live.config.keys),
     limiter: services.bundle.limiter,
+    history: ctx.history,
+    now: ctx.now,
     holds: ctx.holds,
     scrape: ctx.scrape,
     // Read per request: a reload's new token applies to the next request.

@@ -10,6 +10,7 @@ import { CallPath } from '../exec/call-path.js';
 import type { TrustedProxies } from '../exec/client-address.js';
 import { Identifier } from '../exec/identify.js';
 import type { Metrics } from '../ops/metrics/metrics.js';
+import type { UsageRollup } from '../quota/usage-rollup.js';
 import type { Services } from './services.js';
 
 export interface CallParts {
@@ -17,6 +18,8 @@ export interface CallParts {
   readonly access: CallAccess;
   readonly identifier: Identifier;
   readonly path: CallPath;
+  /** Where every listener records each call's usage history; undefined when none is kept. */
+  readonly usage: UsageRollup | undefined;
 }
 
 export interface CallContext {
@@ -28,6 +31,7 @@ export interface CallContext {
   readonly trustedProxies: () => TrustedProxies;
   /** A cluster's worker: its link to the primary, which writes every last use. */
   readonly primary?: Channel;
+  readonly usage?: UsageRollup;
 }
 
 export function callParts(ctx: CallContext): CallParts {
@@ -56,5 +60,5 @@ export function callParts(ctx: CallContext): CallParts {
     // A worker's last uses are written by the primary: one writer of the file.
     touch: primary === undefined ? (id, at) => store.touch(id, at) : (id, at) => primary.note('keys.touch', [id, at]),
   });
-  return { keyCache, access, identifier, path: new CallPath(access, metrics) };
+  return { keyCache, access, identifier, path: new CallPath(access, metrics), usage: ctx.usage };
 }

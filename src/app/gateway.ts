@@ -29,6 +29,7 @@ import type { EndpointInfo } from '../admin/dashboard/account-api.js';
 import type { Logger } from '../ops/log.js';
 import type { RotatingFile } from '../ops/log-file.js';
 import { Metrics } from '../ops/metrics/metrics.js';
+import type { UsageHistory } from '../quota/usage-history.js';
 import type { Services } from './services.js';
 import { startTracing, Tracing } from '../ops/trace/tracing.js';
 
@@ -42,6 +43,8 @@ export interface GatewayOptions {
   readonly firstProbeWaitMs?: number;
   /** Its part in a cluster (server.workers > 1, src/cluster/); absent: the one process serving everything. */
   readonly cluster?: ClusterRole;
+  /** Where usage history is written instead of the store's own (an embedding's record, tests); absent: the store's, if it keeps one. */
+  readonly history?: UsageHistory;
 }
 
 export class Gateway {
@@ -94,7 +97,7 @@ export class Gateway {
     const { logger, file } = await openLogging(config, options.logger, primary === undefined ? undefined : workerIndex());
     const now = options.now ?? Date.now;
     const metrics = new Metrics();
-    const core = await openCore(config, { logger, metrics, now, hooks, primary });
+    const core = await openCore(config, { logger, metrics, now, hooks, primary, history: options.history });
     const gw = new Gateway(config, logger, metrics, core, now, file);
     watchCore(metrics, core);
     gw.tracing = startTracing(config.tracing, metrics, logger);
@@ -182,7 +185,7 @@ export class Gateway {
   /** The admin listener first, so readiness answers 503 while the first probes run. */
   private async startAdmin(scrape?: () => Promise<string>): Promise<void> {
     const { live, metrics, logger, now } = this;
-    const { chains, services, holds } = this.core;
+    const { chains, services, holds, history } = this.core;
     const lifecycle = (): Lifecycle => this.lifecycle;
     this.admin = await startAdmin({
       live,
@@ -194,6 +197,7 @@ export class Gateway {
       now,
       lifecycle,
       scrape,
+      history,
       endpoints: () => this.endpoints(),
     });
   }
@@ -202,7 +206,15 @@ export class Gateway {
   private async startListeners(primary: Channel | undefined): Promise<void> {
     const { live, metrics, logger, now, tracing } = this;
     const { chains, services } = this.core;
-    const calls = callParts({ config: () => live.config, services, metrics, now, trustedProxies: live.trustedProxies, primary });
+    const calls = callParts({
+      config: () => live.config,
+      services,
+      metrics,
+      now,
+      trustedProxies: live.trustedProxies,
+      primary,
+      usage: this.core.usage,
+    });
     const draining = (): boolean => this.stop.stopping;
     this.traffic = await startTraffic({ live, chains, calls, services, metrics, logger, now, tracing, draining, open: this.stop.open });
     this.url = this.traffic.url;

@@ -46,6 +46,7 @@ export async function startGrpc(ctx: GrpcContext): Promise<GrpcListener> {
     perClient: new ClientConnections(() => limits().maxConnectionsPerClient),
     trustedProxies,
     tracing: ctx.tracing,
+    usage: ctx.calls.usage,
   });
   const sc = limits();
   await listener.listen(sc.grpcHost, sc.grpcPort);

@@ -17,6 +17,7 @@ import { MemoryLimiter, type Limiter } from '../quota/limiter.js';
 import { RedisConnectionSlots } from '../quota/redis-connection-slots.js';
 import { RedisLimiter } from '../quota/redis-limiter.js';
 import { usagePathFor } from '../quota/usage-file.js';
+import type { UsageHistory } from '../quota/usage-history.js';
 import type { Redis } from 'ioredis';
 import type { Channel } from '../cluster/channel.js';
 import { PushedHoldStore } from '../cluster/shared-holds.js';
@@ -36,6 +37,11 @@ export interface StoreBundle {
   readonly holds: HoldStore;
   /** The Redis connection of a Redis store (the response cache may share it). */
   readonly redis: Redis | undefined;
+  /**
+   * Where usage history is kept (hourly rollups, the failed-call log): a record's
+   * (SQLite), written by each instance; undefined keeps none (the file and Redis stores).
+   */
+  readonly history?: UsageHistory;
   /** Whether the backing service answers (the file store always does). */
   up(): boolean;
   close(): Promise<void>;

@@ -1,16 +1,19 @@
 // What every gateway process is built on, before any listener: the store-backed
-// services, the response caches, one runtime per chain endpoint and operators' holds
-// on their nodes. A cluster's primary announces key and hold changes to its workers; a
+// services, the response caches, one runtime per chain endpoint, operators' holds on
+// their nodes and usage history's rollups (when a history is kept: each process writes
+// its own). A cluster's primary announces key and hold changes to its workers; a
 // worker probes nothing (it takes the primary's health) and reads holds it is pushed.
 
 import { MemoryCacheStore, RedisCacheStore } from '../cache/cache-store.js';
 import { largestBatch, runtimeOptions, type RuntimeOptions } from '../chain/runtime.js';
 import { ChainSet, chainRuntimes, type CacheStores } from './chain-set.js';
-import type { GatewayConfig } from '../config/types.js';
+import type { GatewayConfig, UsageConfig } from '../config/types.js';
 import { DisputeLog } from '../exec/policies/disputes.js';
 import type { Logger } from '../ops/log.js';
 import type { Metrics } from '../ops/metrics/metrics.js';
 import { NodeHolds } from '../ops/holds/node-holds.js';
+import type { UsageHistory } from '../quota/usage-history.js';
+import { UsageRollup } from '../quota/usage-rollup.js';
 import { openServices, type Services } from './services.js';
 import type { Channel } from '../cluster/channel.js';
 import type { PrimaryHooks } from './roles.js';
@@ -24,6 +27,10 @@ export interface CoreParts {
   readonly chains: ChainSet;
   readonly holds: NodeHolds;
   readonly probing: Probing;
+  /** Where usage history is kept (GatewayOptions.history, else the store's); undefined: none. */
+  readonly history: UsageHistory | undefined;
+  /** Each call's usage, gathered and written to the history every usage.flushInterval; undefined when none is kept. */
+  readonly usage: UsageRollup | undefined;
 }
 
 export interface CoreContext {
@@ -34,6 +41,8 @@ export interface CoreContext {
   readonly hooks?: PrimaryHooks;
   /** A cluster's worker: its link to the primary. */
   readonly primary?: Channel;
+  /** Where usage history is written when not the store's own (GatewayOptions.history). */
+  readonly history?: UsageHistory;
 }
 
 /** A shared store's holds are read again now and then, in case an announcement was lost. */
@@ -64,7 +73,27 @@ export async function openCore(config: GatewayConfig, ctx: CoreContext): Promise
     announce: hooks?.holds,
   });
   holds.apply();
-  return { services, caches, chains, holds, probing };
+  const history = ctx.history ?? services.bundle.history;
+  return { services, caches, chains, holds, probing, history, usage: usageRollup(config.usage, history, now, logger) };
+}
+
+/** Rollups over `history`, writing on their interval; none without a history. */
+function usageRollup(config: UsageConfig, history: UsageHistory | undefined, now: () => number, logger: Logger): UsageRollup | undefined {
+  if (history === undefined) return undefined;
+  const rollup = new UsageRollup(history, {
+    flushIntervalMs: config.flushIntervalMs,
+    retentionMs: config.retentionMs,
+    failedPerKey: config.failedCalls.perKey,
+    failedMaxAgeMs: config.failedCalls.maxAgeMs,
+    now,
+    onError: (err) =>
+      logger.warn('usage history not written; it goes with the next write', {
+        event: 'usage',
+        error: (err as Error).message ?? String(err),
+      }),
+  });
+  rollup.start();
+  return rollup;
 }
 
 /** The core's gauges, read at each scrape. */

@@ -79,8 +79,8 @@ export async function applyConfig(t: ReloadTarget, next: GatewayConfig): Promise
 /**
  * Settings read once, at start: the listeners' addresses, the header cap Node's HTTP
  * parser is made with, the processes, the store and what is built on it (the key and
- * response caches), the dashboard's listener and proxy reading, the log file and
- * tracing, and the simulated nodes of `serve --devnet`. Everything else a reload
+ * response caches, usage history), the dashboard's listener and proxy reading, the log
+ * file and tracing, and the simulated nodes of `serve --devnet`. Everything else a reload
  * applies: the listeners read the rest of `server` when they use it.
  */
 export const RESTART_ONLY: Readonly<Record<string, 'all' | readonly string[]>> = {
@@ -89,6 +89,7 @@ export const RESTART_ONLY: Readonly<Record<string, 'all' | readonly string[]>> =
   store: 'all',
   keys: ['cacheTtlMs', 'cacheMaxEntries', 'negativeTtlMs', 'negativeMaxEntries'],
   cache: 'all',
+  usage: 'all',
   log: ['file', 'maxBytes', 'files'],
   tracing: 'all',
   devnet: 'all',

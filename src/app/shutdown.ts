@@ -1,8 +1,9 @@
 // How a gateway stops: SIGTERM's wait with readiness 503 (shutdown), then the listeners
 // stop accepting, what was received is answered with `connection: close`, idle
 // connections are let go and whatever is left at server.shutdownTimeoutMs is cut; then
-// nodes, holds, tracing and the store close (usage flushed), the admin listener last so
-// readiness stays visible meanwhile, and the log after everything else.
+// nodes, holds and tracing close, usage history writes its last rollups, the store
+// closes (usage flushed), the admin listener last so readiness stays visible
+// meanwhile, and the log after everything else.
 
 import type { Server } from 'node:http';
 import { closeChainRuntime } from '../chain/runtime.js';
@@ -96,6 +97,7 @@ export class Shutdown {
     await Promise.all(p.core.chains.all.map((c) => closeChainRuntime(c)));
     p.core.holds.close();
     await p.tracing.shutdown();
+    await p.core.usage?.close();
     await p.core.services.bundle.close();
     for (const server of [...p.admin].reverse()) {
       server.closeAllConnections();

@@ -49,6 +49,7 @@ export async function startTraffic(ctx: TrafficContext): Promise<TrafficListener
     limits,
     trustedProxies,
     tracing,
+    usage: calls.usage,
   });
   const server = createTrafficServer(limits, onRequest, new ClientConnections(() => limits().maxConnectionsPerClient), ctx.open);
   const ws = new WsGateway({
@@ -67,6 +68,7 @@ export async function startTraffic(ctx: TrafficContext): Promise<TrafficListener
     limits,
     trustedProxies,
     tracing,
+    usage: calls.usage,
   });
   ws.attach(server);
   const sc = limits();

@@ -23,5 +23,6 @@ export function describeDuration(ms: number): string {
   ] as const) {
     if (ms >= size && ms % size === 0) return `${ms / size} ${unit}${ms / size === 1 ? '' : 's'}`;
   }
-  return `${Math.round(ms / 1000)} seconds`;
+  const seconds = Math.round(ms / 1000);
+  return `${seconds} second${seconds === 1 ? '' : 's'}`;
 }

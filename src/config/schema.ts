@@ -18,6 +18,7 @@ import type {
   ChainConfig,
   ConsensusConfig,
   DashboardConfig,
+  UsageConfig,
   GatewayConfig,
   HedgeConfig,
   LogConfig,
@@ -377,6 +378,19 @@ function readDashboard({ problems, shape }: Ctx, d: ConfigFile['dashboard']): Da
   };
 }
 
+function readUsage({ problems, shape }: Ctx, u: ConfigFile['usage']): UsageConfig {
+  const duration = (at: string, v: string | number, bounds: { min: number; max: number }): number =>
+    shape.ok(`/usage/${at}`) ? readDuration(problems, v, `usage.${at.replace('/', '.')}`, bounds) : 0;
+  return {
+    flushIntervalMs: duration('flushInterval', u.flushInterval, DURATIONS.usageFlushInterval),
+    retentionMs: duration('retention', u.retention, DURATIONS.usageRetention),
+    failedCalls: {
+      perKey: u.failedCalls.perKey,
+      maxAgeMs: duration('failedCalls/maxAge', u.failedCalls.maxAge, DURATIONS.failedCallsMaxAge),
+    },
+  };
+}
+
 /**
  * Node names are unique within a chain endpoint (metrics label them by chain and node);
  * routes are unique per listener; at most one gRPC chain is the default (no route.host).
@@ -473,7 +487,9 @@ export function validateConfig(
   const trustedProxies = serverOk && shape.clean('/server/trustedProxies') ? readTrustedProxies(problems, s.trustedProxies) : [];
   const tracing = shape.ok('/tracing') ? readTracing(ctx, t.tracing) : undefined;
   const dashboard = shape.ok('/dashboard') ? readDashboard(ctx, t.dashboard) : undefined;
-  if (problems.list.length > 0 || tracing === undefined || dashboard === undefined) return { problems: problems.list };
+  const usage = shape.ok('/usage') && shape.ok('/usage/failedCalls') ? readUsage(ctx, t.usage) : undefined;
+  if (problems.list.length > 0 || tracing === undefined || dashboard === undefined || usage === undefined)
+    return { problems: problems.list };
 
   const storePath = isAbsolute(t.store.path) ? t.store.path : resolve(base, t.store.path);
   const adminToken = t.admin.token === '' ? undefined : t.admin.token;
@@ -493,6 +509,7 @@ export function validateConfig(
     store: readStore(t.store, storePath),
     keys: t.keys,
     cache: t.cache,
+    usage,
     tiers,
     devnet: t.devnet,
     chains: Object.fromEntries(chainList.map((c) => [c.name, c])),

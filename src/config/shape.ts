@@ -42,7 +42,9 @@ import type {
 } from './types.js';
 
 const MB = 1_048_576;
+const SECOND = 1_000;
 const MINUTE = 60_000;
+const HOUR = 3_600_000;
 const DAY = 86_400_000;
 
 /** Chain and node names: they label metrics. */
@@ -53,6 +55,9 @@ const NAME_MESSAGE = 'must be lower-case letters, digits, "-" or "_"';
 export const DURATIONS = {
   sessionTtl: { min: MINUTE, max: 30 * DAY },
   signinTokenTtl: { min: MINUTE, max: 7 * DAY },
+  usageFlushInterval: { min: SECOND, max: 5 * MINUTE },
+  usageRetention: { min: DAY, max: 3_650 * DAY },
+  failedCallsMaxAge: { min: HOUR, max: 400 * DAY },
 } as const;
 
 /** `15m`, `12h`, `7d`, or seconds; the range is checked by schema.ts. */
@@ -337,6 +342,33 @@ const Store = Section(
     if: { properties: { kind: { const: 'redis' } }, required: ['kind'] },
     then: { required: ['url'], properties: { url: { type: 'string' } } },
   },
+);
+
+const Usage = Section(
+  {
+    flushInterval: Duration(
+      DURATIONS.usageFlushInterval,
+      '5s',
+      'How often each instance writes the usage it gathered (1s to 5m): the record sees one write per interval, whatever the request rate. A process killed (SIGKILL) loses at most this much history; a graceful stop writes the rest.',
+    ),
+    retention: Duration(
+      DURATIONS.usageRetention,
+      '400d',
+      'How long hourly rollups are kept (1d to 3650d); each instance prunes older ones at most once an hour.',
+    ),
+    failedCalls: Section(
+      {
+        perKey: Int(0, 10_000, 100, doc('Failed calls kept per key, the newest; 0 keeps none.')),
+        maxAge: Duration(DURATIONS.failedCallsMaxAge, '30d', 'Failed calls older than this are pruned (1h to 400d).'),
+      },
+      doc(
+        'The failed-call log: time, chain, method, outcome, status, error code, node, latency and request id of each; never params, bodies or keys.',
+      ),
+    ),
+  },
+  doc(
+    'Usage history in the record: hourly rollups per key, chain, method and outcome, and the last failed calls of each key. Read by the admin API (GET /admin/keys/{id}/usage/history, /failed-calls). See docs/operators.md#usage-history.',
+  ),
 );
 
 const Keys = Section(
@@ -710,6 +742,7 @@ export const ConfigFile = Shape({
   store: Store,
   keys: Keys,
   cache: Cache,
+  usage: Usage,
   tiers: Named(Tier, {
     minProperties: 1,
     description: 'Tiers by name; at least one. Every key is on one tier.',

@@ -313,6 +313,19 @@ export interface CacheConfig {
   readonly redisMaxTtlMs: number;
 }
 
+/** Usage history (src/quota/usage-rollup.ts, docs/operators.md#usage-history). */
+export interface UsageConfig {
+  /** Each instance writes its rollups this often. */
+  readonly flushIntervalMs: number;
+  /** Hourly rollups older than this are pruned. */
+  readonly retentionMs: number;
+  readonly failedCalls: {
+    /** Failed calls kept per key (the newest); 0: none. */
+    readonly perKey: number;
+    readonly maxAgeMs: number;
+  };
+}
+
 /** The account dashboard (docs/dashboard.md). */
 export interface DashboardConfig {
   readonly enabled: boolean;
@@ -355,6 +368,7 @@ export interface GatewayConfig {
   readonly store: StoreConfig;
   readonly keys: KeysConfig;
   readonly cache: CacheConfig;
+  readonly usage: UsageConfig;
   readonly tiers: Readonly<Record<string, TierConfig>>;
   readonly devnet: DevnetConfig;
   readonly chains: Readonly<Record<string, ChainConfig>>;

@@ -23,6 +23,11 @@ export interface CallAccessDeps {
   readonly metrics: Metrics;
 }
 
+/** What a keyed request that became no call costs against its tier's rate (CallAccess.chargeRefused). */
+export function refusedCost(tier: TierConfig): number {
+  return tier.costs?.invalid ?? 1;
+}
+
 /** The answer of `admit`: the admission when the store answered, else the error to give. */
 export type Admitted = { readonly admission: Admission; readonly error: GatewayError | undefined };
 
@@ -68,6 +73,18 @@ export class CallAccess {
       if (!this.archiveAllowed(principal)) return new GatewayError('FORBIDDEN', { message: 'API key has no archive access' });
     }
     return routing;
+  }
+
+  /**
+   * The plugin's label of a call refused at routing, for usage history: asked again only
+   * for refused calls (a permission refusal comes before the plugin classifies).
+   */
+  labelOf(chain: ChainRuntime, call: Call): string {
+    try {
+      return chain.handler.classify(call, chain.pool.view).label;
+    } catch {
+      return 'other';
+    }
   }
 
   /**
@@ -122,7 +139,7 @@ export class CallAccess {
     const as: RefusedAs = reason === 'batch' ? 'limited' : 'invalid';
     let pending: Admission | Promise<Admission>;
     try {
-      pending = this.deps.limiter.chargeRefused(record, tier, tier.costs?.invalid ?? 1, chain.name, as);
+      pending = this.deps.limiter.chargeRefused(record, tier, refusedCost(tier), chain.name, as);
     } catch (err) {
       return this.unavailable(err);
     }

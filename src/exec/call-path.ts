@@ -19,14 +19,13 @@ import type { Call, Routing } from '../plugin/contract.js';
 import type { Metrics } from '../ops/metrics/metrics.js';
 import type { Admission } from '../quota/admission.js';
 import type { PolicyContext } from './policies/policies.js';
-import type { CallAccess } from './access.js';
+import { refusedCost, type CallAccess } from './access.js';
 import type { Principal } from './principal.js';
 import { forward, withOptions, type CallResult, type ForwardOptions } from './attempts/attempts.js';
 import type { CallRecord } from './call-record.js';
 import type { CacheCodec, Exchange } from './exchanges/exchange.js';
-import type { ClientOutcome } from './outcome.js';
+import { resultOutcome } from './call-usage.js';
 import type { RequestOutcome } from './request-record.js';
-import { outcomeOf } from './request-record.js';
 import { admit, type Admitted } from './stages/admit.js';
 import { keep, lookup, NO_LOOKUP, type Lookup } from './stages/cache.js';
 import { forwardTogether } from './stages/forward-together.js';
@@ -69,13 +68,6 @@ export interface Refused {
   readonly admission: Admission | undefined;
 }
 
-/** What a result counts as in metrics, usage and the log. */
-export function resultOutcome<A>(r: CallResult<A> | undefined): ClientOutcome {
-  if (r === undefined) return 'ok';
-  if (isGatewayError(r)) return outcomeOf(r);
-  return r.verdict === 'ok' ? 'ok' : 'chain_error';
-}
-
 const NOTHING: Refused = Object.freeze({ error: undefined, admission: undefined });
 
 export class CallPath {
@@ -87,11 +79,13 @@ export class CallPath {
   /**
    * A request refused whole before it became calls (a batch over the tier's cap, a
    * malformed or oversized request): charged and counted (CallAccess.chargeRefused).
-   * `error` is the rate refusal to answer with instead, when the key is flooding.
+   * `error` is the rate refusal to answer with instead, when the key is flooding; what
+   * it was charged goes on `trace`, for usage history.
    */
-  async refused(chain: ChainRuntime, principal: Principal, reason: 'batch' | 'invalid'): Promise<Refused> {
+  async refused(chain: ChainRuntime, principal: Principal, reason: 'batch' | 'invalid', trace: RequestOutcome): Promise<Refused> {
     const charged = await this.access.chargeRefused(chain, principal, reason);
     if (isGatewayError(charged)) return { error: charged, admission: undefined };
+    if (charged.error === undefined) trace.charged += refusedCost(principal.tier);
     return charged;
   }
 
@@ -103,7 +97,11 @@ export class CallPath {
   run<C extends Call, A>(req: RunRequest<C, A>): RunResult<A> | Promise<RunResult<A>> {
     const { chain, principal, calls } = req;
     const results = new Array<CallResult<A>>(calls.length);
-    const { records, cost } = routeCalls<C, A>(this.access, chain, principal, calls, results);
+    const { records, cost, refusedLabels } = routeCalls<C, A>(this.access, chain, principal, calls, results);
+    // Read once the request is answered, by usage history (request-record.ts): references, nothing copied.
+    req.trace.results = results;
+    req.trace.routed = records;
+    req.trace.refusedLabels = refusedLabels;
     // Every call refused (permissions, the plugin's classification): no call, yet not free.
     if (records.length === 0) return this.noneRouted(req, results);
     req.trace.label = (records[0] as CallRecord<C, A>).routing.label;
@@ -116,7 +114,7 @@ export class CallPath {
   }
 
   private async noneRouted<C extends Call, A>(req: RunRequest<C, A>, results: Array<CallResult<A>>): Promise<RunResult<A>> {
-    const { error, admission } = req.calls.length === 0 ? NOTHING : await this.refused(req.chain, req.principal, 'invalid');
+    const { error, admission } = req.calls.length === 0 ? NOTHING : await this.refused(req.chain, req.principal, 'invalid', req.trace);
     if (error !== undefined) results.fill(error);
     return this.finish(req, results, admission, undefined);
   }
@@ -147,6 +145,8 @@ export class CallPath {
       for (const rec of records) results[rec.slot] = refusal;
       return this.finish(req, results, admission, cache);
     }
+    const hitsFree = req.principal.tier.cacheHitsFree;
+    for (const rec of records) rec.charged = hitsFree && rec.hit ? 0 : rec.routing.cost;
     if (cache === 'HIT') return this.fromCache(req, records, results, admission);
     return this.dispatched(req, records, results, admission, cache);
   }
@@ -232,7 +232,10 @@ export class CallPath {
       if (rec.routing.latest?.head !== undefined) rec.result = atServedHead(chain.pool, rec.routing, rec.result as CallResult<A>, rec.by);
       if (chain.cache !== undefined && req.cache !== undefined) keep(chain.cache, req.cache, rec);
       const { work } = rec;
-      if (work !== undefined) extra += work.extra;
+      if (work !== undefined) {
+        extra += work.extra;
+        rec.charged += work.extra;
+      }
       const made = work?.sent ?? rec.nodeCalls;
       if (made !== undefined) this.metrics.nodeCallsPerCall.record(made, chain.name);
     }

@@ -1,7 +1,8 @@
 // One call of a request on its way along the call path: the call as it will be sent,
 // its routing, its place in the request, and what became of it (its cache key, its
-// answer, the node that answered, the node calls it made). Every stage reads and
-// fills the same record, so a call's facts never live in arrays kept side by side.
+// answer, the node that answered, the node calls it made, the units it was charged).
+// Every stage reads and fills the same record, so a call's facts never live in arrays
+// kept side by side; the request's record hands them on to usage history.
 
 import type { Call, Routing } from '../plugin/contract.js';
 import type { PoolNode } from '../pool/pool-node.js';
@@ -26,8 +27,21 @@ export interface CallRecord<C extends Call, A> {
   nodeCalls: number | undefined;
   /** The node work of a call a policy took: its node calls span several forwards. */
   work: NodeWork | undefined;
+  /** Units charged for the call: its cost when admitted (nothing for a free cache hit), and its work past one node call. */
+  charged: number;
 }
 
 export function callRecord<C extends Call, A>(slot: number, call: C, routing: Routing): CallRecord<C, A> {
-  return { slot, call, routing, key: undefined, hit: false, result: undefined, by: undefined, nodeCalls: undefined, work: undefined };
+  return {
+    slot,
+    call,
+    routing,
+    key: undefined,
+    hit: false,
+    result: undefined,
+    by: undefined,
+    nodeCalls: undefined,
+    work: undefined,
+    charged: 0,
+  };
 }

@@ -1,17 +1,20 @@
 // What one client request came to, and its record: the request counter, the duration
-// histogram and the request log line. Every transport (HTTP, WebSocket, gRPC) records
-// its requests here, labelled by transport, so they read alike in Grafana and logs.
+// histogram, the request log line and, per call, usage history (call-usage.ts). Every
+// transport (HTTP, WebSocket, gRPC) records its requests here, labelled by transport,
+// so they read alike in Grafana, logs and usage.
 
 import { randomUUID } from 'node:crypto';
 import type { KeyRecord } from '../auth/key-store.js';
 import type { ErrorCode, GatewayError } from '../errors.js';
 import { USER_AGENT_MAX, type Logger } from '../ops/log.js';
 import type { Metrics } from '../ops/metrics/metrics.js';
+import type { UsageRollup } from '../quota/usage-rollup.js';
 import type { ForwardTrace } from './attempts/attempts.js';
+import { recordUsage, type CallsTrace } from './call-usage.js';
 import { errorOutcome, type ClientOutcome } from './outcome.js';
 
 /** What one request came to, filled in along its way. */
-export interface RequestOutcome extends ForwardTrace {
+export interface RequestOutcome extends ForwardTrace, CallsTrace {
   label: string;
   outcome: ClientOutcome;
   key: KeyRecord | undefined;
@@ -44,6 +47,11 @@ export function newOutcome(): RequestOutcome {
     bytesIn: 0,
     bytesOut: 0,
     span: undefined,
+    results: undefined,
+    routed: undefined,
+    refusedLabels: undefined,
+    invalidCalls: 0,
+    charged: 0,
   };
 }
 
@@ -83,10 +91,12 @@ export interface RequestRecord {
   readonly userAgent: string | undefined;
 }
 
-export function recordRequest(metrics: Metrics, logger: Logger, r: RequestRecord): void {
+/** `usage`: where its calls' usage history goes; absent when none is kept. */
+export function recordRequest(metrics: Metrics, logger: Logger, r: RequestRecord, usage?: UsageRollup): void {
   const { result } = r;
   const seconds = (performance.now() - r.started) / 1000;
   metrics.observeRequest(r.chain, result.label, result.outcome, r.transport, seconds);
+  if (usage !== undefined) recordUsage(usage, result, r, seconds * 1000);
   if (result.span !== undefined) {
     result.span.end({
       transport: r.transport,

@@ -147,6 +147,63 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT, WITHOUT ROWID;
     `,
   },
+  {
+    version: 5,
+    name: 'hourly usage rollups and the failed-call log',
+    // hour: hours since 1970-01-01T00:00Z (datetime(hour * 3600, 'unixepoch') reads it).
+    // Each row is added to by every instance's flush, never replaced. le_* count calls
+    // that finished within the bound (and above the one before); over_30s the rest.
+    // at_ms: epoch milliseconds. Neither table holds a key's value, params or bodies.
+    sql: `
+      CREATE TABLE usage_hours (
+        key_id TEXT NOT NULL,
+        hour INTEGER NOT NULL,
+        chain TEXT NOT NULL,
+        method TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        account TEXT NOT NULL,
+        calls INTEGER NOT NULL,
+        cost INTEGER NOT NULL,
+        node_calls INTEGER NOT NULL,
+        bytes_in INTEGER NOT NULL,
+        bytes_out INTEGER NOT NULL,
+        le_1ms INTEGER NOT NULL,
+        le_2_5ms INTEGER NOT NULL,
+        le_5ms INTEGER NOT NULL,
+        le_10ms INTEGER NOT NULL,
+        le_25ms INTEGER NOT NULL,
+        le_50ms INTEGER NOT NULL,
+        le_100ms INTEGER NOT NULL,
+        le_250ms INTEGER NOT NULL,
+        le_500ms INTEGER NOT NULL,
+        le_1s INTEGER NOT NULL,
+        le_2_5s INTEGER NOT NULL,
+        le_5s INTEGER NOT NULL,
+        le_10s INTEGER NOT NULL,
+        le_30s INTEGER NOT NULL,
+        over_30s INTEGER NOT NULL,
+        PRIMARY KEY (key_id, hour, chain, method, outcome)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX usage_hours_by_account ON usage_hours (account, hour);
+      CREATE INDEX usage_hours_by_hour ON usage_hours (hour);
+
+      CREATE TABLE failed_calls (
+        id INTEGER PRIMARY KEY,
+        key_id TEXT NOT NULL,
+        at_ms INTEGER NOT NULL,
+        chain TEXT NOT NULL,
+        method TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        status INTEGER,
+        code TEXT,
+        node TEXT,
+        latency_ms REAL NOT NULL,
+        request_id TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX failed_calls_by_key ON failed_calls (key_id, at_ms);
+      CREATE INDEX failed_calls_by_age ON failed_calls (at_ms);
+    `,
+  },
 ];
 
 /** A list the runner can trust: versions 1, 2, 3 … in order, none missing or twice. */

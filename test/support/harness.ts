@@ -10,6 +10,7 @@ import { startDevnet, type Devnet, type DevnetCredentials, type DevnetOptions } 
 import type { NodeFaults } from '../../src/devnet/types.js';
 import { Gateway } from '../../src/app/gateway.js';
 import { silentLogger, type Logger } from '../../src/ops/log.js';
+import type { UsageHistory } from '../../src/quota/usage-history.js';
 
 export interface NodeSpec {
   readonly name: string;
@@ -155,6 +156,8 @@ export interface StackOptions {
   readonly logYaml?: string;
   /** Faults of devnet nodes from before the gateway starts (a node on another chain from the first look). */
   readonly faults?: Readonly<Record<string, NodeFaults>>;
+  /** Where usage history is written (every instance of the stack writes to it). */
+  readonly history?: UsageHistory;
 }
 
 export interface Stack {
@@ -281,7 +284,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   );
   const config = await loadConfig(configFile);
   const logger = options.logger ?? (options.logYaml === undefined ? silentLogger : undefined);
-  const gateway = await Gateway.start(config, { logger, now: options.now });
+  const gateway = await Gateway.start(config, { logger, now: options.now, history: options.history });
   // Each key its own account unless a test says otherwise: limits hold per account too.
   let accounts = 0;
   const createKey = async (tier: string, extra: Record<string, unknown> = {}): Promise<{ id: string; value: string }> => {
@@ -301,7 +304,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     dashboard: (path) => `${gateway.dashboardListenUrl}${path}`,
     createKey,
     startAnother: async () => {
-      const g = await Gateway.start(config, { logger: silentLogger, now: options.now });
+      const g = await Gateway.start(config, { logger: silentLogger, now: options.now, history: options.history });
       others.push(g);
       return g;
     },

@@ -21,6 +21,7 @@ import { clientAddress, type TrustedProxies } from '../../exec/client-address.js
 import type { EndpointTable } from '../shared/endpoints.js';
 import type { Logger } from '../../ops/log.js';
 import type { Metrics } from '../../ops/metrics/metrics.js';
+import type { UsageRollup } from '../../quota/usage-rollup.js';
 import type { ClientConnections } from '../shared/client-connections.js';
 import { readAtUse } from '../shared/listeners.js';
 import { Tracing } from '../../ops/trace/tracing.js';
@@ -57,6 +58,8 @@ export interface GrpcListenerDeps {
   readonly trustedProxies: () => TrustedProxies;
   /** Spans of calls; off when absent. */
   readonly tracing?: Tracing;
+  /** Usage history of each call (usage.*); absent when the store keeps none. */
+  readonly usage?: UsageRollup;
 }
 
 export class GrpcListener {
@@ -155,16 +158,21 @@ export class GrpcListener {
     } finally {
       chain.load.inFlight--;
       const logged = deps.logger.enabled('info');
-      recordRequest(deps.metrics, deps.logger, {
-        requestId,
-        chain: chain.name,
-        transport: 'grpc',
-        status,
-        started,
-        result,
-        client: logged ? clientAddress(peer, headers['x-forwarded-for'], deps.trustedProxies()) : undefined,
-        userAgent: headers['user-agent'],
-      });
+      recordRequest(
+        deps.metrics,
+        deps.logger,
+        {
+          requestId,
+          chain: chain.name,
+          transport: 'grpc',
+          status,
+          started,
+          result,
+          client: logged ? clientAddress(peer, headers['x-forwarded-for'], deps.trustedProxies()) : undefined,
+          userAgent: headers['user-agent'],
+        },
+        deps.usage,
+      );
     }
   }
 

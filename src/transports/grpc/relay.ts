@@ -167,7 +167,7 @@ export class GrpcRelay {
     }
     // A keyed request that becomes no call is charged like one (CallPath.refused): 8 RESOURCE_EXHAUSTED when flooding.
     const charged = async (e: GatewayError): Promise<number> => {
-      const c = await deps.path.refused(chain, principal, 'invalid');
+      const c = await deps.path.refused(chain, principal, 'invalid', trace);
       return fail(c.error ?? e, rateMetadata(c.admission));
     };
     if ('error' in read) return charged(read.error);

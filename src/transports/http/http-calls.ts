@@ -69,7 +69,7 @@ export class HttpCalls {
 
   /** A keyed request that became no call: charged, answered with its own error, or with 429 when the key is flooding. */
   private async refuse(out: HttpAnswer, trace: RequestOutcome, err: GatewayError, chain: HttpChain, principal: Principal): Promise<void> {
-    const charged = await this.deps.path.refused(chain, principal, err.code === 'BATCH_TOO_LARGE' ? 'batch' : 'invalid');
+    const charged = await this.deps.path.refused(chain, principal, err.code === 'BATCH_TOO_LARGE' ? 'batch' : 'invalid', trace);
     setRateHeaders(out, charged.admission);
     return this.fail(out, trace, charged.error ?? err, chain);
   }

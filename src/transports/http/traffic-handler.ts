@@ -20,6 +20,7 @@ import type { EndpointTable } from '../shared/endpoints.js';
 import { normalizePath } from '../shared/path.js';
 import type { Logger } from '../../ops/log.js';
 import type { Metrics } from '../../ops/metrics/metrics.js';
+import type { UsageRollup } from '../../quota/usage-rollup.js';
 import { Tracing } from '../../ops/trace/tracing.js';
 import { HttpAnswer } from './http-answer.js';
 import type { HttpCalls, HttpChain } from './http-calls.js';
@@ -48,6 +49,8 @@ export interface TrafficDeps {
   readonly trustedProxies: () => TrustedProxies;
   /** Spans of requests to chain endpoints; off when absent. */
   readonly tracing?: Tracing;
+  /** Usage history of each call (usage.*); absent when the store keeps none. */
+  readonly usage?: UsageRollup;
 }
 
 /** An error answer in the REST error shape, for when no endpoint's own style applies. */
@@ -180,16 +183,21 @@ export function createTrafficHandler(deps: TrafficDeps): (req: IncomingMessage, 
     if (deps.draining()) out.set('connection', 'close');
     result.bytesOut = out.send(res);
     const logged = logger.enabled('info');
-    recordRequest(metrics, logger, {
-      requestId,
-      chain: chain.name,
-      transport: 'http',
-      status: out.status,
-      started,
-      result,
-      client: logged ? clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxies()) : undefined,
-      userAgent: req.headers['user-agent'],
-    });
+    recordRequest(
+      metrics,
+      logger,
+      {
+        requestId,
+        chain: chain.name,
+        transport: 'http',
+        status: out.status,
+        started,
+        result,
+        client: logged ? clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], deps.trustedProxies()) : undefined,
+        userAgent: req.headers['user-agent'],
+      },
+      deps.usage,
+    );
   };
 
   return (req, res) => {

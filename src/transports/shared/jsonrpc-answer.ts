@@ -8,7 +8,8 @@
 
 import type { CallResult } from '../../exec/attempts/attempts.js';
 import type { Principal } from '../../exec/principal.js';
-import { resultOutcome, type CallPath, type OwnCalls, type RunResult } from '../../exec/call-path.js';
+import type { CallPath, OwnCalls, RunResult } from '../../exec/call-path.js';
+import { resultOutcome } from '../../exec/call-usage.js';
 import type { RequestOutcome } from '../../exec/request-record.js';
 import { outcomeOf } from '../../exec/request-record.js';
 import type { ChainRuntime } from '../../chain/runtime.js';
@@ -56,8 +57,10 @@ export function answerJsonRpc(path: CallPath, run: JsonRpcRun): RpcAnswer | Prom
   const at: number[] = [];
   for (let i = 0; i < items.length; i++) {
     const item = items[i] as RpcItem;
-    if (item.kind === 'invalid') results[i] = new GatewayError('INVALID_REQUEST', { message: item.message });
-    else {
+    if (item.kind === 'invalid') {
+      results[i] = new GatewayError('INVALID_REQUEST', { message: item.message });
+      run.trace.invalidCalls++;
+    } else {
       calls.push(item);
       at.push(i);
     }
@@ -72,7 +75,7 @@ async function tooLarge(path: CallPath, run: JsonRpcRun): Promise<RpcAnswer> {
   const { chain, principal, request, trace } = run;
   const max = principal.tier.maxBatch;
   const e = new GatewayError('BATCH_TOO_LARGE', { message: `Batch of ${request.items.length} is over this tier's limit of ${max}` });
-  const charged = await path.refused(chain, principal, 'batch');
+  const charged = await path.refused(chain, principal, 'batch', trace);
   const answer = charged.error ?? e;
   trace.outcome = outcomeOf(answer);
   return refusedWhole(answer, chain.rpc, charged.admission);
@@ -81,8 +84,10 @@ async function tooLarge(path: CallPath, run: JsonRpcRun): Promise<RpcAnswer> {
 /** No valid item: charged as invalid, each item answered with its own error (or the rate refusal, whole). */
 async function allInvalid(path: CallPath, run: JsonRpcRun, results: Array<CallResult<string> | undefined>): Promise<RpcAnswer> {
   const { chain, trace } = run;
-  const charged = await path.refused(chain, run.principal, 'invalid');
+  const charged = await path.refused(chain, run.principal, 'invalid', trace);
   if (charged.error !== undefined) {
+    // Refused whole: one refusal, not an invalid call per item.
+    trace.invalidCalls = 0;
     trace.outcome = outcomeOf(charged.error);
     return refusedWhole(charged.error, chain.rpc, charged.admission);
   }

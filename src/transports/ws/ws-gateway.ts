@@ -28,6 +28,7 @@ import { normalizePath } from '../shared/path.js';
 import { refuseSocket } from '../shared/raw-refusal.js';
 import type { Logger } from '../../ops/log.js';
 import type { Metrics, WsGauges } from '../../ops/metrics/metrics.js';
+import type { UsageRollup } from '../../quota/usage-rollup.js';
 import { accountConnections, type ConnectionSlots } from '../../quota/connection-slots.js';
 import type { Tracing } from '../../ops/trace/tracing.js';
 import { WsSession } from './ws-session.js';
@@ -52,6 +53,8 @@ export interface WsGatewayDeps {
   readonly trustedProxies: () => TrustedProxies;
   /** Spans of WebSocket messages; off when absent. */
   readonly tracing?: Tracing;
+  /** Usage history of each call (usage.*); absent when the store keeps none. */
+  readonly usage?: UsageRollup;
 }
 
 export class WsGateway {
@@ -183,6 +186,7 @@ export class WsGateway {
           runtime: deps.runtime,
           metrics: deps.metrics,
           logger: deps.logger,
+          usage: deps.usage,
           now: deps.now,
           requestTimeoutMs: () => deps.limits().requestTimeoutMs,
           maxBufferedBytes: () => deps.limits().wsMaxBufferedBytes,

@@ -22,6 +22,7 @@ import { errorText } from '../shared/answers.js';
 import { answerJsonRpc, type RpcAnswer } from '../shared/jsonrpc-answer.js';
 import type { Logger } from '../../ops/log.js';
 import type { Metrics } from '../../ops/metrics/metrics.js';
+import type { UsageRollup } from '../../quota/usage-rollup.js';
 import { accountSubscriptions, type ConnectionSlots } from '../../quota/connection-slots.js';
 import type { JsonRpcCall, JsonRpcRequest, SubscriptionCodec } from '../../plugin/contract.js';
 import type { Subscriber, SubscriptionHub } from '../../subscriptions/hub.js';
@@ -55,6 +56,8 @@ export interface SessionDeps {
   readonly peer: { readonly address: string | undefined; readonly userAgent: string | undefined; readonly traceId: string | undefined };
   /** A message's span (continuing the upgrade's traceparent), when tracing is on. */
   readonly traced?: (chain: string) => RequestSpan;
+  /** Usage history of each call (usage.*); absent when the store keeps none. */
+  readonly usage?: UsageRollup;
 }
 
 export class WsSession implements Subscriber {
@@ -214,16 +217,21 @@ export class WsSession implements Subscriber {
     }
     this.inFlight--;
     rt.load.inFlight--;
-    recordRequest(this.deps.metrics, this.deps.logger, {
-      requestId: `${this.id}:${++this.seq}`,
-      chain: rt.name,
-      transport: 'ws',
-      status: undefined,
-      started,
-      result,
-      client: this.deps.peer.address,
-      userAgent: this.deps.peer.userAgent,
-    });
+    recordRequest(
+      this.deps.metrics,
+      this.deps.logger,
+      {
+        requestId: `${this.id}:${++this.seq}`,
+        chain: rt.name,
+        transport: 'ws',
+        status: undefined,
+        started,
+        result,
+        client: this.deps.peer.address,
+        userAgent: this.deps.peer.userAgent,
+      },
+      this.deps.usage,
+    );
   }
 
   private refuse(rt: ChainRuntime, result: RequestOutcome, e: GatewayError): string {
@@ -233,7 +241,7 @@ export class WsSession implements Subscriber {
 
   /** A message that becomes no call is charged like an HTTP request that does not (CallPath.refused). */
   private async charged(rt: ChainRuntime, result: RequestOutcome, principal: Principal, e: GatewayError): Promise<string> {
-    const charged = await this.deps.path.refused(rt, principal, e.code === 'BATCH_TOO_LARGE' ? 'batch' : 'invalid');
+    const charged = await this.deps.path.refused(rt, principal, e.code === 'BATCH_TOO_LARGE' ? 'batch' : 'invalid', result);
     return this.refuse(rt, result, charged.error ?? e);
   }
 

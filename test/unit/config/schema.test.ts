@@ -57,7 +57,7 @@ describe('config validation', () => {
   it('refuses unknown keys at every level, with the known ones listed', async () => {
     const p = await configProblems(BASE.replace('route: { path: /hub/rpc }', 'route: { path: /hub/rpc, prefix: /x }') + 'extra: 1\n');
     expect(p).to.include(
-      'extra is not a known setting (known: server, log, tracing, admin, dashboard, store, keys, cache, tiers, devnet, chains)',
+      'extra is not a known setting (known: server, log, tracing, admin, dashboard, store, keys, cache, usage, tiers, devnet, chains)',
     );
     expect(p.some((x) => x.startsWith('chains.hub.route.prefix is not a known setting'))).to.equal(true);
   });
@@ -316,6 +316,36 @@ chains:
     expect(p).to.include('dashboard.sessionTtl must be a duration like "90s", "15m", "12h" or "7d", from 1 minute to 30 days');
     expect(p).to.include('dashboard.signinTokenTtl must be a duration like "90s", "15m", "12h" or "7d", from 1 minute to 7 days');
     expect(p.some((x) => x.startsWith('dashboard.colour is not a known setting'))).to.equal(true);
+  });
+
+  it('reads the usage block: a write every 5s, 400 days of rollups, 100 failed calls per key for 30 days by default', async () => {
+    const off = await parseConfig(BASE, '/x.yaml', {});
+    expect(off.usage).to.deep.equal({
+      flushIntervalMs: 5_000,
+      retentionMs: 400 * 86_400_000,
+      failedCalls: { perKey: 100, maxAgeMs: 30 * 86_400_000 },
+    });
+    const c = await parseConfig(
+      BASE + 'usage: { flushInterval: 30, retention: 90d, failedCalls: { perKey: 0, maxAge: 12h } }\n',
+      '/x.yaml',
+      {},
+    );
+    expect(c.usage).to.deep.equal({
+      flushIntervalMs: 30_000,
+      retentionMs: 90 * 86_400_000,
+      failedCalls: { perKey: 0, maxAgeMs: 43_200_000 },
+    });
+    const p = await configProblems(
+      BASE + 'usage: { flushInterval: 10m, retention: 12h, failedCalls: { perKey: -1, maxAge: 401d, size: 3 } }\n',
+    );
+    expect(p).to.include.members([
+      'usage.flushInterval must be a duration like "90s", "15m", "12h" or "7d", from 1 second to 5 minutes',
+      'usage.retention must be a duration like "90s", "15m", "12h" or "7d", from 1 day to 3650 days',
+      'usage.failedCalls.perKey must be an integer from 0 to 10000',
+    ]);
+    expect(p.some((x) => x.startsWith('usage.failedCalls.size is not a known setting'))).to.equal(true);
+    const age = await configProblems(BASE + 'usage: { failedCalls: { maxAge: 401d } }\n');
+    expect(age).to.deep.equal(['usage.failedCalls.maxAge must be a duration like "90s", "15m", "12h" or "7d", from 1 hour to 400 days']);
   });
 
   it('reads the tracing block: off without an endpoint, the standard path after a bare origin, headers, ratio and problems', async () => {
