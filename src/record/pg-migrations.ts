@@ -21,7 +21,8 @@ export const quoteIdentifier = (name: string): string => `"${name.replaceAll('"'
 
 // As the SQLite record: no foreign key ties keys, tokens or usage to accounts. Times
 // are timestamptz (read back as ISO text), last use epoch milliseconds (bigint), the
-// nested settings jsonb, a change's hashes text arrays, counts bigint, days `date`.
+// nested settings jsonb, a change's hashes text arrays, counts bigint, days `date`,
+// hours since the epoch integer.
 // The change log's sequence is written under a lock (pg-key-store.ts), so it has no
 // gaps and commit order is its order: a reader can tell it missed entries.
 export const PG_MIGRATIONS: readonly Migration[] = [
@@ -127,6 +128,63 @@ export const PG_MIGRATIONS: readonly Migration[] = [
         since timestamptz NOT NULL,
         reason text NOT NULL
       );
+    `,
+  },
+  {
+    version: 5,
+    name: 'hourly usage rollups and the failed-call log',
+    // As the SQLite record's: hour is hours since 1970-01-01T00:00Z, each row added to by
+    // every instance's flush, never replaced; le_* count calls that finished within the
+    // bound (and above the one before), over_30s the rest; at_ms epoch milliseconds.
+    // Neither table holds a key's value, params or bodies.
+    sql: `
+      CREATE TABLE usage_hours (
+        key_id text NOT NULL,
+        hour integer NOT NULL,
+        chain text NOT NULL,
+        method text NOT NULL,
+        outcome text NOT NULL,
+        account text NOT NULL,
+        calls bigint NOT NULL,
+        cost bigint NOT NULL,
+        node_calls bigint NOT NULL,
+        bytes_in bigint NOT NULL,
+        bytes_out bigint NOT NULL,
+        le_1ms bigint NOT NULL,
+        le_2_5ms bigint NOT NULL,
+        le_5ms bigint NOT NULL,
+        le_10ms bigint NOT NULL,
+        le_25ms bigint NOT NULL,
+        le_50ms bigint NOT NULL,
+        le_100ms bigint NOT NULL,
+        le_250ms bigint NOT NULL,
+        le_500ms bigint NOT NULL,
+        le_1s bigint NOT NULL,
+        le_2_5s bigint NOT NULL,
+        le_5s bigint NOT NULL,
+        le_10s bigint NOT NULL,
+        le_30s bigint NOT NULL,
+        over_30s bigint NOT NULL,
+        PRIMARY KEY (key_id, hour, chain, method, outcome)
+      );
+      CREATE INDEX usage_hours_by_account ON usage_hours (account, hour);
+      CREATE INDEX usage_hours_by_hour ON usage_hours (hour);
+
+      CREATE TABLE failed_calls (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        key_id text NOT NULL,
+        at_ms bigint NOT NULL,
+        chain text NOT NULL,
+        method text NOT NULL,
+        outcome text NOT NULL,
+        status integer,
+        code text,
+        node text,
+        latency_ms double precision NOT NULL,
+        request_id text NOT NULL
+      );
+      CREATE INDEX failed_calls_by_key ON failed_calls (key_id, at_ms DESC, id DESC);
+      CREATE INDEX failed_calls_by_age ON failed_calls (at_ms);
     `,
   },
 ];
