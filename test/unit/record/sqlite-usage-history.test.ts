@@ -10,7 +10,8 @@ import { expect } from 'chai';
 import { HOUR_MS, hourOf, LATENCY_BUCKETS, latencyBucket, type FailedCall } from '../../../src/quota/usage-history.js';
 import { UsageRollup } from '../../../src/quota/usage-rollup.js';
 import type { SqliteDatabase } from '../../../src/record/sqlite-database.js';
-import { LATENCY_COLUMNS, SqliteUsageHistory } from '../../../src/record/sqlite-usage-history.js';
+import { SqliteUsageHistory } from '../../../src/record/sqlite-usage-history.js';
+import { LATENCY_COLUMNS } from '../../../src/record/usage-history-rows.js';
 import { tempRecord, type TempRecord } from '../../support/record.js';
 
 const DAY = 24 * HOUR_MS;
