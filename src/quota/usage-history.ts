@@ -1,9 +1,9 @@
 // Usage history as a console reads it: hourly rollups per key, chain, method and
 // outcome (calls, units charged, node calls, bytes, a fixed-bucket latency histogram),
 // and the last failed calls of each key. This module owns the shapes and the contract
-// a record implements (SQLite: src/record/sqlite-usage-history.ts); what is counted
-// per call and when it is written is usage-rollup.ts's. A batch ADDS to what is
-// stored, so instances writing one record sum, never overwrite each other.
+// a record implements (src/record/sqlite-usage-history.ts, pg-usage-history.ts); what
+// is counted per call and when it is written is usage-rollup.ts's. A batch ADDS to what
+// is stored, so instances writing one record sum, never overwrite each other.
 
 export const HOUR_MS = 3_600_000;
 
@@ -136,7 +136,7 @@ export interface UsageTotals {
   readonly latency: readonly number[];
 }
 
-/** Where usage history is kept: a record (SQLite; PostgreSQL to come). */
+/** Where usage history is kept: a record (SQLite or PostgreSQL). */
 export interface UsageHistory {
   /** Adds the rollups to what is stored, and appends the failed calls, trimming each key's to `failedPerKey`: one transaction. */
   write(batch: UsageBatch): Promise<void>;
