@@ -5,11 +5,15 @@
 // is still the record the writer read, so two processes changing one key both land
 // (the repository retries the loser). Reads go to the file, so a key the CLI created a
 // moment ago works on its first request; a live backend (the gateway) reads the change
-// log every second and tells its caches exactly which hashes changed, or everything
-// when it fell behind the log's kept tail. Last use is a column, written in batches
+// log as soon as the file's write-ahead log changes (a commit of any process: the CLI
+// revoking a key is refused on the gateway's next request), and every second in case
+// a change went unseen, and tells its caches exactly which hashes changed, or
+// everything when it fell behind the log's kept tail. Last use is a column, written in batches
 // and never part of a change.
 
 import { randomUUID } from 'node:crypto';
+import { watch, type FSWatcher } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { KeyRepository, type KeyBackend } from '../auth/key-repository.js';
 import { changeBetween, type KeyRecord, type StoreChange } from '../auth/key-store.js';
 import type { SqliteDatabase } from './sqlite-database.js';
@@ -44,6 +48,7 @@ export class SqliteKeyBackend implements KeyBackend {
   /** The last log entry read (or, at open, written before this backend existed). */
   private seen: number;
   private readonly timer: NodeJS.Timeout | undefined;
+  private readonly watcher: FSWatcher | undefined;
 
   private readonly byHashStmt;
   private readonly retiredOwnerStmt;
@@ -114,7 +119,10 @@ export class SqliteKeyBackend implements KeyBackend {
       for (const [id, at] of times) this.touchStmt.run(at, id);
     });
     this.seen = this.lastSeqStmt.get()?.seq ?? 0;
-    if (live) this.timer = setInterval(() => this.poll(), POLL_MS).unref();
+    if (live) {
+      this.timer = setInterval(() => this.poll(), POLL_MS).unref();
+      this.watcher = watchWal(db.path, () => this.poll());
+    }
   }
 
   private read(row: KeyRow | undefined): KeyRecord | undefined {
@@ -224,6 +232,25 @@ export class SqliteKeyBackend implements KeyBackend {
 
   async close(): Promise<void> {
     if (this.timer !== undefined) clearInterval(this.timer);
+    this.watcher?.close();
+  }
+}
+
+/**
+ * Calls `changed` whenever the file's write-ahead log is written (every commit, by any
+ * process). The folder is watched, not the file: a log reset or recreated keeps being
+ * seen. Where the platform cannot watch, the poll alone reads the changes.
+ */
+function watchWal(path: string, changed: () => void): FSWatcher | undefined {
+  const wal = `${basename(path)}-wal`;
+  try {
+    const watcher = watch(dirname(path), { persistent: false }, (_event, name) => {
+      if (name === wal) changed();
+    });
+    watcher.on('error', () => watcher.close());
+    return watcher;
+  } catch {
+    return undefined;
   }
 }
 
