@@ -13,6 +13,7 @@ import {
   AccountNotFoundError,
   expired,
   nameKey,
+  type AccountDump,
   type AccountRecord,
   type AccountStore,
   type SessionRecord,
@@ -103,6 +104,12 @@ export class FileAccountStore implements AccountStore {
 
   async getAccount(ref: string): Promise<AccountRecord | undefined> {
     return FileAccountStore.find((await this.current()).accounts, ref);
+  }
+
+  /** Everything the file holds, as it is (expired tokens and sessions included until the next write drops them). */
+  async dump(): Promise<AccountDump> {
+    const { accounts, tokens, sessions } = await this.current();
+    return { accounts: [...accounts], tokens: [...tokens], sessions: [...sessions] };
   }
 
   async listAccounts(): Promise<AccountRecord[]> {

@@ -1,8 +1,8 @@
 // Opening the record named by `store.record`: accounts, key hashes and settings,
 // restrictions, sign-in tokens and sessions, the usage archive and operators' holds,
 // all on one database. SQLite: one file in WAL mode, its migrations applied on open (a
-// primary and its workers, or the CLI beside a gateway, share it). The hot state is
-// open-hot.ts's.
+// primary and its workers, or the CLI beside a gateway, share it). Also the record's
+// rows read and written whole, for the `store` commands. The hot state is open-hot.ts's.
 
 import type { AccountStore } from '../accounts/account-store.js';
 import type { KeyRepository } from '../auth/key-repository.js';
@@ -14,6 +14,8 @@ import { SqliteDatabase } from '../record/sqlite-database.js';
 import { SqliteHoldStore } from '../record/sqlite-holds.js';
 import { openSqliteKeyStore } from '../record/sqlite-key-store.js';
 import { SqliteUsageStore } from '../record/sqlite-usage-store.js';
+import type { RecordRows } from '../record/record-rows.js';
+import { sqliteRows } from '../record/sqlite-rows.js';
 
 export interface RecordParts {
   readonly kind: RecordConfig['kind'];
@@ -53,4 +55,9 @@ export function openRecord(config: RecordConfig, options: OpenRecordOptions): Re
       db.close();
     },
   };
+}
+
+/** The record's rows read and written whole (the `store` commands), its migrations applied. */
+export function openRecordRows(config: RecordConfig): RecordRows {
+  return sqliteRows(config.path);
 }

@@ -18,7 +18,7 @@ import {
 } from '../accounts/account-store.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 
-interface AccountRow {
+export interface AccountRow {
   id: string;
   name: string;
   email: string | null;
@@ -29,14 +29,14 @@ interface AccountRow {
   deleted_at: string | null;
 }
 
-interface TokenRow {
+export interface TokenRow {
   hash: string;
   account_id: string;
   created_at: string;
   expires_at: string;
 }
 
-interface SessionRow {
+export interface SessionRow {
   hash: string;
   kind: SessionKind;
   account_id: string | null;
@@ -45,11 +45,11 @@ interface SessionRow {
   expires_at: string;
 }
 
-type AccountParams = [string, string, string | null, string, string, string, string | null, string | null, string];
+export type AccountParams = [string, string, string | null, string, string, string, string | null, string | null, string];
 
-const ACCOUNT_COLUMNS = 'id, name, email, tiers, default_tier, created_at, disabled_at, deleted_at';
+export const ACCOUNT_COLUMNS = 'id, name, email, tiers, default_tier, created_at, disabled_at, deleted_at';
 
-function accountOf(row: AccountRow): AccountRecord {
+export function accountOf(row: AccountRow): AccountRecord {
   return {
     id: row.id,
     name: row.name,
@@ -63,7 +63,7 @@ function accountOf(row: AccountRow): AccountRecord {
 }
 
 /** The values of an account row, in the INSERT's and the UPDATE's order (the id last). */
-function accountParams(a: AccountRecord): AccountParams {
+export function accountParams(a: AccountRecord): AccountParams {
   return [
     a.name,
     nameKey(a.name),
@@ -77,14 +77,14 @@ function accountParams(a: AccountRecord): AccountParams {
   ];
 }
 
-const tokenOf = (row: TokenRow): SigninTokenRecord => ({
+export const tokenOf = (row: TokenRow): SigninTokenRecord => ({
   hash: row.hash,
   accountId: row.account_id,
   createdAt: row.created_at,
   expiresAt: row.expires_at,
 });
 
-const sessionOf = (row: SessionRow): SessionRecord => ({
+export const sessionOf = (row: SessionRow): SessionRecord => ({
   hash: row.hash,
   kind: row.kind,
   accountId: row.account_id ?? undefined,

@@ -17,7 +17,17 @@ import { basename, dirname } from 'node:path';
 import { KeyRepository, type KeyBackend } from '../auth/key-repository.js';
 import { changeBetween, type KeyRecord, type StoreChange } from '../auth/key-store.js';
 import type { SqliteDatabase } from './sqlite-database.js';
-import { changeText, KEY_COLUMNS as COLUMNS, recordOf, rowOf, type KeyRow, type RetiredRow } from './sqlite-key-rows.js';
+import {
+  changeText,
+  INSERT_KEY,
+  INSERT_RETIRED,
+  KEY_COLUMNS as COLUMNS,
+  recordOf,
+  rowOf,
+  UPDATE_KEY,
+  type KeyRow,
+  type RetiredRow,
+} from './sqlite-key-rows.js';
 
 const POLL_MS = 1_000;
 /** Changes kept in the log: far more than a second's worth, so a reader falls behind only when stopped. */
@@ -89,21 +99,10 @@ export class SqliteKeyBackend implements KeyBackend {
       `SELECT r.key_id, r.hash, r.prefix, r.until FROM retired_key_values r JOIN keys k ON k.id = r.key_id
        WHERE k.account = ? ORDER BY r.key_id, r.position`,
     );
-    this.insertStmt = db.statement<[KeyRow]>(
-      `INSERT INTO keys (${COLUMNS}) VALUES (@id, @hash, @prefix, @account, @tier, @label, @permissions, @restrictions,
-       @created_at, @rotated_at, @revoked_at, @expires_at, @last_used_ms)`,
-    );
-    // Last use only moves forward: a record read before a batch of touches must not take it back.
-    this.updateStmt = db.statement<[KeyRow]>(
-      `UPDATE keys SET hash = @hash, prefix = @prefix, account = @account, tier = @tier, label = @label, permissions = @permissions,
-       restrictions = @restrictions, created_at = @created_at, rotated_at = @rotated_at, revoked_at = @revoked_at,
-       expires_at = @expires_at, last_used_ms = nullif(max(coalesce(last_used_ms, 0), coalesce(@last_used_ms, 0)), 0)
-       WHERE id = @id`,
-    );
+    this.insertStmt = db.statement<[KeyRow]>(INSERT_KEY);
+    this.updateStmt = db.statement<[KeyRow]>(UPDATE_KEY);
     this.dropRetiredStmt = db.statement<[string]>('DELETE FROM retired_key_values WHERE key_id = ?');
-    this.insertRetiredStmt = db.statement<[string, string, number, string, string]>(
-      'INSERT INTO retired_key_values (hash, key_id, position, prefix, until) VALUES (?, ?, ?, ?, ?)',
-    );
+    this.insertRetiredStmt = db.statement<[string, string, number, string, string]>(INSERT_RETIRED);
     this.logStmt = db.statement<[string, string, string | null]>('INSERT INTO key_changes (origin, hashes, invalid) VALUES (?, ?, ?)');
     this.pruneStmt = db.statement<[number]>('DELETE FROM key_changes WHERE seq <= (SELECT max(seq) FROM key_changes) - ?');
     this.lastSeqStmt = db.statement<[], { seq: number | null }>('SELECT max(seq) AS seq FROM key_changes');
