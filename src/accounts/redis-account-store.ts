@@ -1,4 +1,5 @@
-// Accounts, sign-in tokens and sessions in the shared Redis store, under the same
+// Accounts, sign-in tokens and sessions in the Redis store of earlier versions (read now
+// to adopt it into the record, `store migrate --from redis://…`), under the same
 // prefix as key records, so signing in works on any instance. Tokens and sessions
 // carry a Redis TTL (nothing to sweep) and are checked against the gateway's clock
 // too. Layout under the prefix: a:<id> account, an:<lower-case name> id, accounts
