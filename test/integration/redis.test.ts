@@ -230,6 +230,13 @@ describe('scale-out through Redis', function () {
       expect((await get(open.admin('/health/ready'))).status).to.equal(200);
     });
 
+    it('reads keys from the record while Redis is away: a key made now works, one revoked now is refused', async () => {
+      const made = await open.createKey('enterprise');
+      expect((await callOn(open.gateway, made.value)).status).to.equal(200);
+      await open.gateway.keys.revoke(made.id);
+      expect((await callOn(open.gateway, made.value)).status).to.equal(401);
+    });
+
     it('recovers by itself when Redis returns', async () => {
       await proxy.restore();
       await until(async () => (await callOn(closed.gateway, keyClosed)).status === 200, { what: 'fail-closed serves again', everyMs: 50 });
