@@ -1,6 +1,6 @@
 // npx tsx bench/limiter-cost.ts — the CPU one limit decision costs this process, per
-// limiter: the memory limiter (file store), the Redis limiter with leases (the Redis
-// store's default) and in its exact mode (a script call per decision). Real Redis at
+// limiter: the memory limiter (the memory hot state), the Redis limiter with leases (the
+// Redis hot state's default) and in its exact mode (a script call per decision). Real Redis at
 // 127.0.0.1:6379 (db 7, a prefix of its own, deleted after). Calls go 64 at a time, as
 // a loaded gateway has them; rounds alternate the limiters. LIMITER_CALLS (default 50 000)
 // and LIMITER_ROUNDS (default 5) set the work.
@@ -51,7 +51,7 @@ const prefix = `nrlc:${randomBytes(4).toString('hex')}:`;
 const redis = new Redis('redis://127.0.0.1:6379/7');
 const base = { prefix, onFailure: 'fail-open' as const, instances: 1 };
 const limiters: Array<[string, Limiter]> = [
-  ['memory (file store)', await MemoryLimiter.open(undefined)],
+  ['memory (memory hot state)', await MemoryLimiter.open(undefined)],
   ['Redis, leases (leaseMs 200, auto)', new LeasedLimiter(new RedisLimiter(redis, base), { leaseMs: 200, leaseTokens: 'auto' })],
   ['Redis, exact per call', new RedisLimiter(redis, base)],
 ];

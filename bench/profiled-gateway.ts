@@ -12,6 +12,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { newKeyRecord } from '../src/auth/key-store.js';
+import { SqliteDatabase } from '../src/record/sqlite-database.js';
+import { writeRows } from '../src/record/sqlite-rows.js';
 import { freePort } from './measure.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -88,14 +90,16 @@ export async function startProfiledGateway(
   children.push(upstream);
   await started(upstream, /ready/);
   const ours = newKeyRecord({ account: 'bench', tier: 'bench' });
-  await writeFile(join(dir, 'keys.json'), JSON.stringify({ version: 1, keys: [ours.record] }));
+  const db = SqliteDatabase.open(join(dir, 'noderouter.db'));
+  writeRows(db, [{ kind: 'key', key: ours.record }]);
+  db.close();
   const config = join(dir, 'gateway.yaml');
   await writeFile(
     config,
     [
       `server: { host: 127.0.0.1, port: ${port}, adminHost: 127.0.0.1, adminPort: ${admin} }`,
       'log: { level: info }',
-      `store: { kind: file, path: "${dir}/keys.json" }`,
+      `store: { record: { kind: sqlite, path: "${dir}/noderouter.db" } }`,
       'tiers:',
       '  bench: { rate: 1000000, burst: 1000000, wsConnections: unlimited }',
       'chains:',

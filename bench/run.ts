@@ -32,11 +32,14 @@
 // BENCH_RATE (default 1000) is the request rate of the fixed-rate scenario, where
 // latency is compared below saturation. BENCH_LIMIT_RATE (default 200) is the rate limit
 // of the limit-accuracy scenarios; BENCH_LEASE (default `leaseMs: 200, leaseTokens: auto`)
-// the lease settings of the store in the scenarios with leases. Rows named "Redis
-// store" use the store's defaults, whatever they are in the build measured.
+// the lease settings of the Redis hot state in the scenarios with leases. Rows named
+// "Redis hot state" use its defaults, whatever they are in the build measured.
 //
-// Scenarios that need a setting this build does not know (server.workers, store.leaseMs)
-// are skipped with a line saying so: check-config decides.
+// Keys are written into a SQLite record (store.record) before each gateway starts; a build
+// from before the record (BENCH_BEFORE), whose check-config does not know store.record, gets
+// the file store or the Redis store it knows. Scenarios that need a setting this build does
+// not know (server.workers, store.hot.leaseMs) are skipped with a line saying so:
+// check-config decides.
 
 import autocannon from 'autocannon';
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -46,7 +49,9 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { newKeyRecord } from '../src/auth/key-store.js';
+import { newKeyRecord, type KeyRecord } from '../src/auth/key-store.js';
+import { SqliteDatabase } from '../src/record/sqlite-database.js';
+import { writeRows } from '../src/record/sqlite-rows.js';
 import type { KeyRestrictions } from '../src/auth/restrictions.js';
 import { chainYaml } from './chain-yaml.js';
 import { FEATURE_PREFIX, featureFigures, featureKept, featureSetup } from './features.js';
@@ -245,7 +250,8 @@ const batch = (n: number): string =>
 interface GatewaySpec {
   readonly label: string;
   readonly keys: number;
-  readonly kind: 'file' | 'redis';
+  /** Where the limits are kept (the keys are in a SQLite record, or a file or Redis store for a build from before it). */
+  readonly hot: 'memory' | 'redis';
   /** Tier of our key: `bench` (limits far above the load) or `limited` (LIMIT_RATE). */
   readonly tier?: 'bench' | 'limited';
   /** More entries of the `store` mapping (`leaseMs: 100, leaseTokens: 20`). */
@@ -317,13 +323,12 @@ async function gatewayConfig(
   return { file, port };
 }
 
-/** A file store of `count` keys, ours among them, and the named keys; returns their values. */
-async function fileStore(
-  dir: string,
+/** `count` keys, ours among them, and the named keys (the bench tier), with their values. */
+function benchKeys(
   count: number,
   tier: string,
   namedKeys: Readonly<Record<string, KeyRestrictions>> = {},
-): Promise<{ key: string; named: Record<string, string> }> {
+): { keys: KeyRecord[]; key: string; named: Record<string, string> } {
   const ours = newKeyRecord({ account: 'bench', tier });
   const keys = [ours.record];
   for (let i = 1; i < count; i++) keys.push(newKeyRecord({ account: `a${i % 1000}`, tier: 'bench' }).record);
@@ -333,11 +338,43 @@ async function fileStore(
     keys.push(k.record);
     named[name] = k.value;
   }
-  await writeFile(join(dir, 'keys.json'), JSON.stringify({ version: 1, keys }));
-  return { key: ours.value, named };
+  return { keys, key: ours.value, named };
 }
 
-/** A Redis store (db 7, under `prefix`) of `count` keys, ours among them. */
+/** A file store of `count` keys (a build from before the record), ours among them, and the named keys; returns their values. */
+async function fileStore(
+  dir: string,
+  count: number,
+  tier: string,
+  namedKeys: Readonly<Record<string, KeyRestrictions>> = {},
+): Promise<{ key: string; named: Record<string, string> }> {
+  const { keys, key, named } = benchKeys(count, tier, namedKeys);
+  await writeFile(join(dir, 'keys.json'), JSON.stringify({ version: 1, keys }));
+  return { key, named };
+}
+
+/** A SQLite record of `count` keys, ours among them, and the named keys, written in batches; returns their values. */
+async function recordStore(
+  path: string,
+  count: number,
+  tier: string,
+  namedKeys: Readonly<Record<string, KeyRestrictions>> = {},
+): Promise<{ key: string; named: Record<string, string> }> {
+  const { keys, key, named } = benchKeys(count, tier, namedKeys);
+  const db = SqliteDatabase.open(path);
+  try {
+    for (let i = 0; i < keys.length; i += 20_000)
+      writeRows(
+        db,
+        keys.slice(i, i + 20_000).map((k) => ({ kind: 'key', key: k })),
+      );
+  } finally {
+    db.close();
+  }
+  return { key, named };
+}
+
+/** A Redis store (db 7, under `prefix`) of `count` keys, ours among them (a build from before the record). */
 async function redisStore(count: number, prefix: string, tier: string): Promise<string> {
   const redis = new Redis('redis://127.0.0.1:6379/7');
   const ours = newKeyRecord({ account: 'bench', tier });
@@ -379,15 +416,24 @@ async function startGateways(spec: GatewaySpec, dir: string, ports: number[], ro
   const tier = spec.tier ?? 'bench';
   const prefix = `nrb${gatewayDirs}:`;
   const extra = spec.store === undefined ? '' : `, ${spec.store}`;
-  const store =
-    spec.kind === 'file'
-      ? `{ kind: file, path: "${gdir}/keys.json"${extra} }`
-      : `{ kind: redis, url: "redis://127.0.0.1:6379/7", prefix: "${prefix}"${extra} }`;
+  const redisUrl = `url: "redis://127.0.0.1:6379/7", prefix: "${prefix}"${extra}`;
+  const hot = spec.hot === 'memory' ? '{ kind: memory }' : `{ kind: redis, ${redisUrl} }`;
+  // A build from before the record: keys in a file, or everything in Redis.
+  const legacy = spec.hot === 'memory' ? `{ kind: file, path: "${gdir}/keys.json"${extra} }` : `{ kind: redis, ${redisUrl} }`;
   const bin = join(root, 'dist/src/bin.js');
-  const configs = [];
-  for (let i = 0; i < (spec.instances ?? 1); i++)
-    configs.push(await gatewayConfig(gdir, store, spec.server ?? '', spec.chains ?? benchChains(ports), spec.top ?? ''));
-  const refused = await unknownSetting(bin, (configs[0] as { file: string }).file);
+  const write = async (store: string): Promise<Array<{ file: string; port: number }>> => {
+    const out = [];
+    for (let i = 0; i < (spec.instances ?? 1); i++)
+      out.push(await gatewayConfig(gdir, store, spec.server ?? '', spec.chains ?? benchChains(ports), spec.top ?? ''));
+    return out;
+  };
+  let configs = await write(`{ record: { kind: sqlite, path: "${gdir}/noderouter.db" }, hot: ${hot} }`);
+  let refused = await unknownSetting(bin, (configs[0] as { file: string }).file);
+  const recorded = refused === undefined || !/\bstore\.(record|hot) is not a known setting/.test(refused);
+  if (!recorded) {
+    configs = await write(legacy);
+    refused = await unknownSetting(bin, (configs[0] as { file: string }).file);
+  }
   if (refused !== undefined) {
     console.log(
       `skipped: noderouter, ${spec.label} — this build does not recognise ${spec.needs ?? 'a setting it needs'} (check-config: ${refused})`,
@@ -395,8 +441,9 @@ async function startGateways(spec: GatewaySpec, dir: string, ports: number[], ro
     return undefined;
   }
   console.log(`preparing noderouter, ${spec.label}…`);
-  const { key, named } =
-    spec.kind === 'file'
+  const { key, named } = recorded
+    ? await recordStore(join(gdir, 'noderouter.db'), spec.keys, tier, spec.namedKeys)
+    : spec.hot === 'memory'
       ? await fileStore(gdir, spec.keys, tier, spec.namedKeys)
       : { key: await redisStore(spec.keys, prefix, tier), named: {} };
   const out: Gateway[] = [];
@@ -610,41 +657,41 @@ async function main(): Promise<void> {
   const bareWs = `http://127.0.0.1:${bareWsPort}`;
   const nginx = CHECK ? undefined : await startNginx(dir, ports[0] as number);
 
-  // Key counts are compared within one store kind: the file store from 1 to 10 000 keys,
-  // the Redis store (the one for large key counts) from 1 to 1 000 000.
+  // Key counts: 1 to 10 000 keys in the record with the memory hot state, 1 to 1 000 000
+  // with the Redis hot state (as before the record, when large key counts meant Redis).
   const redis = new Redis('redis://127.0.0.1:6379/7');
   await redis.flushdb();
   redis.disconnect();
   const skip1m = process.env.BENCH_SKIP_1M === '1';
   const specs: GatewaySpec[] = [
-    { label: '1 key', keys: 1, kind: 'file', cores: TARGET_CORE },
-    { label: '10 000 keys (file store)', keys: 10_000, kind: 'file', cores: TARGET_CORE },
-    { label: '1 key (Redis store)', keys: 1, kind: 'redis', cores: TARGET_CORE },
-    ...(skip1m ? [] : [{ label: '1 000 000 keys (Redis store)', keys: 1_000_000, kind: 'redis' as const, cores: TARGET_CORE }]),
+    { label: '1 key', keys: 1, hot: 'memory', cores: TARGET_CORE },
+    { label: '10 000 keys', keys: 10_000, hot: 'memory', cores: TARGET_CORE },
+    { label: '1 key (Redis hot state)', keys: 1, hot: 'redis', cores: TARGET_CORE },
+    ...(skip1m ? [] : [{ label: '1 000 000 keys (Redis hot state)', keys: 1_000_000, hot: 'redis' as const, cores: TARGET_CORE }]),
     {
-      label: '1 key (Redis store with leases)',
+      label: '1 key (Redis hot state with leases)',
       keys: 1,
-      kind: 'redis',
+      hot: 'redis',
       store: LEASE,
-      needs: 'store.leaseMs / store.leaseTokens',
+      needs: 'store.hot.leaseMs / store.hot.leaseTokens',
       cores: TARGET_CORE,
     },
     {
-      label: '1 key (Redis store, exact per-request limits)',
+      label: '1 key (Redis hot state, exact per-request limits)',
       keys: 1,
-      kind: 'redis',
+      hot: 'redis',
       store: 'leaseTokens: 0',
-      needs: 'store.leaseTokens',
+      needs: 'store.hot.leaseTokens',
       cores: TARGET_CORE,
     },
     // Workers: the gateway, the upstream and wrk all run on both cores (as an operator
     // would run them), one worker against two.
-    { label: '1 worker, all cores', keys: 1, kind: 'file', server: 'workers: 1', needs: 'server.workers', cores: ALL_CORES },
-    { label: '2 workers, all cores', keys: 1, kind: 'file', server: 'workers: 2', needs: 'server.workers', cores: ALL_CORES },
+    { label: '1 worker, all cores', keys: 1, hot: 'memory', server: 'workers: 1', needs: 'server.workers', cores: ALL_CORES },
+    { label: '2 workers, all cores', keys: 1, hot: 'memory', server: 'workers: 2', needs: 'server.workers', cores: ALL_CORES },
   ];
   const gateways = new Map<string, Gateway>();
   const skipped: string[] = [];
-  // The check compares one key on the file store, before and after: nothing else is started.
+  // The check compares one key on the embedded default, before and after: nothing else is started.
   if (CHECK) specs.splice(1);
   for (const spec of specs) {
     const gs = await startGateways(spec, dir, ports);
@@ -659,7 +706,7 @@ async function main(): Promise<void> {
   for (const spec of features.gateways) {
     if (!features.rows.some((r) => r.gateway === spec.label && featureKept(r.scenario, only))) continue;
     const gs = await startGateways(
-      { label: spec.label, keys: 1, kind: 'file', cores: TARGET_CORE, chains: spec.chains, top: spec.top, namedKeys: spec.keys },
+      { label: spec.label, keys: 1, hot: 'memory', cores: TARGET_CORE, chains: spec.chains, top: spec.top, namedKeys: spec.keys },
       dir,
       ports,
     );
@@ -671,7 +718,7 @@ async function main(): Promise<void> {
   let gBefore: Gateway | undefined;
   if (before !== undefined && before !== '') {
     const root = buildRevision(before, join(dir, 'before'));
-    const gs = await startGateways({ label: `1 key, before (${before})`, keys: 1, kind: 'file', cores: TARGET_CORE }, dir, ports, root);
+    const gs = await startGateways({ label: `1 key, before (${before})`, keys: 1, hot: 'memory', cores: TARGET_CORE }, dir, ports, root);
     gBefore = gs?.[0];
   }
   // A cache hit must be one: the second identical call is answered from the cache.
@@ -855,7 +902,7 @@ async function main(): Promise<void> {
       {
         label: '2 instances on Redis, store defaults',
         keys: 1,
-        kind: 'redis',
+        hot: 'redis',
         tier: 'limited',
         instances: 2,
         cores: TARGET_CORE,
@@ -863,27 +910,27 @@ async function main(): Promise<void> {
       {
         label: '2 instances on Redis, exact per-request limits',
         keys: 1,
-        kind: 'redis',
+        hot: 'redis',
         tier: 'limited',
         instances: 2,
         store: 'leaseTokens: 0',
-        needs: 'store.leaseTokens',
+        needs: 'store.hot.leaseTokens',
         cores: TARGET_CORE,
       },
       {
         label: '2 instances on Redis, leases',
         keys: 1,
-        kind: 'redis',
+        hot: 'redis',
         tier: 'limited',
         instances: 2,
         store: LEASE,
-        needs: 'store.leaseMs / store.leaseTokens',
+        needs: 'store.hot.leaseMs / store.hot.leaseTokens',
         cores: TARGET_CORE,
       },
       {
-        label: '2 workers, file store',
+        label: '2 workers, memory hot state',
         keys: 1,
-        kind: 'file',
+        hot: 'memory',
         tier: 'limited',
         server: 'workers: 2',
         needs: 'server.workers',
@@ -892,11 +939,11 @@ async function main(): Promise<void> {
       {
         label: '2 workers on Redis, leases',
         keys: 1,
-        kind: 'redis',
+        hot: 'redis',
         tier: 'limited',
         server: 'workers: 2',
         store: LEASE,
-        needs: 'server.workers, store.leaseMs / store.leaseTokens',
+        needs: 'server.workers, store.hot.leaseMs / store.hot.leaseTokens',
         cores: TARGET_CORE,
       },
     ];
@@ -981,13 +1028,13 @@ async function main(): Promise<void> {
     gateways.has(label) ? 'not measured in this run (BENCH_ONLY)' : `not measured: this build does not recognise ${setting}`;
   const direct = row('single', 'upstream direct');
   const nr1 = row('single', 'noderouter, 1 key');
-  const leased = row('single', 'noderouter, 1 key (Redis store with leases)');
+  const leased = row('single', 'noderouter, 1 key (Redis hot state with leases)');
   targets.push(
     oldTarget(
-      'Redis store with leases: CPU per request within 15% of the file store’s',
+      'Redis hot state with leases: CPU per request within 15% of the memory hot state’s',
       leased?.cpuUs === undefined || nr1?.cpuUs === undefined
-        ? notMeasured('1 key (Redis store with leases)', 'store.leaseMs / store.leaseTokens')
-        : verdict(leased.cpuUs <= nr1.cpuUs * 1.15, `${(leased.cpuUs / nr1.cpuUs).toFixed(2)}× the file store’s`),
+        ? notMeasured('1 key (Redis hot state with leases)', 'store.hot.leaseMs / store.hot.leaseTokens')
+        : verdict(leased.cpuUs <= nr1.cpuUs * 1.15, `${(leased.cpuUs / nr1.cpuUs).toFixed(2)}× the memory hot state’s`),
     ),
   );
   const w1 = row('single', 'noderouter, 1 worker, all cores');

@@ -1,7 +1,7 @@
 // npm run soak -- --minutes 30: a steady, moderate, fixed-rate load of mixed traffic
 // (valid calls on five chains, consensus-checked reads, batches, archive reads, bad JSON,
 // unknown keys, a key over its rate limit) through a real `noderouter serve` with two
-// workers and a Redis store, in front of the default devnet (config/gateway.yaml's
+// workers, a SQLite record and the Redis hot state, in front of the default devnet (config/gateway.yaml's
 // chains and nodes, moved to free ports), while a fault begins every minute: a node
 // down, hung, lagging, lying under consensus; Redis restarted; the config reloaded; a
 // worker SIGKILLed. Every call's status and time is kept; the gateway's RSS and
@@ -16,8 +16,8 @@
 //     minutes or more);
 //   - no more sockets or timers after the soak than before it, once idle (a little slack
 //     for a probe or a reconnect in flight).
-// Options: --minutes N (3), --rate CALLS_PER_S (40), --workers N (2), --store redis|file
-// (redis: a redis-server of its own on a free port, restarted as a fault), --fault-seconds
+// Options: --minutes N (3), --rate CALLS_PER_S (40), --workers N (2), --store redis|memory
+// (the hot state; redis: a redis-server of its own on a free port, restarted as a fault), --fault-seconds
 // S (60; 15 with --ci), --out DIR (a new directory under the system's temp dir), --ci (a
 // short run for CI: faults every 15 s).
 
@@ -55,7 +55,8 @@ const { values: opts } = parseArgs({
 const MINUTES = Number(opts.minutes);
 const RATE = Number(opts.rate);
 const WORKERS = Number(opts.workers);
-const STORE = opts.store === 'file' ? 'file' : 'redis';
+// `file` (the store of earlier versions) is the memory hot state now.
+const STORE = opts.store === 'memory' || opts.store === 'file' ? 'memory' : 'redis';
 const FAULT_S = Number(opts['fault-seconds'] ?? (opts.ci ? 15 : 60));
 // A fault lasts a third of its period (20 s of each minute), then the pool recovers.
 const FAULT_ON_S = Math.max(5, Math.round(FAULT_S / 3));
@@ -280,10 +281,10 @@ async function main(): Promise<number> {
     }
   }
   (chains.l1 as { consensus?: unknown }).consensus = { ask: 3 };
-  tree.store =
-    STORE === 'redis'
-      ? { kind: 'redis', url: `redis://127.0.0.1:${redisPort}`, prefix: 'soak:' }
-      : { kind: 'file', path: join(dir, 'keys.json') };
+  tree.store = {
+    record: { kind: 'sqlite', path: join(dir, 'noderouter.db') },
+    hot: STORE === 'redis' ? { kind: 'redis', url: `redis://127.0.0.1:${redisPort}`, prefix: 'soak:' } : { kind: 'memory' },
+  };
   const file = join(dir, 'gateway.yaml');
   await writeFile(file, stringify(tree));
   const config = await loadConfig(file);
@@ -465,7 +466,7 @@ async function main(): Promise<number> {
   };
 
   // Warm up (connections, JIT, caches), then the handle baseline at a quiet moment.
-  log(`gateway ${url} (admin ${admin}), ${WORKERS} worker(s), ${STORE} store, ${devnet.nodes.size} devnet nodes`);
+  log(`gateway ${url} (admin ${admin}), ${WORKERS} worker(s), ${STORE} hot state, ${devnet.nodes.size} devnet nodes`);
   startLoad();
   await sleep(opts.ci ? 10_000 : 20_000);
   await stopLoad();
@@ -650,7 +651,7 @@ async function main(): Promise<number> {
   };
   const lines: string[] = [];
   lines.push(
-    `Soak: ${MINUTES} min at ${RATE} calls/s, ${WORKERS} worker(s), ${STORE} store, a fault every ${FAULT_S} s lasting ${FAULT_ON_S} s; ${new Date().toISOString()}`,
+    `Soak: ${MINUTES} min at ${RATE} calls/s, ${WORKERS} worker(s), ${STORE} hot state, a fault every ${FAULT_S} s lasting ${FAULT_ON_S} s; ${new Date().toISOString()}`,
     '',
     '| kind | calls | by status | over 2 s | p50 ms | p99 ms | max ms |',
     '|---|---:|---|---:|---:|---:|---:|',

@@ -86,7 +86,7 @@ export function judge(goal: Goal, value: number | undefined, detail = ''): Targe
   };
 }
 
-/** The row of the gateway the targets are about (one key on the file store). */
+/** The row of the gateway the targets are about (one key on the embedded default: the SQLite record, the memory hot state). */
 const NR = 'noderouter, 1 key';
 
 /** Issue #30's targets from a run's rows and the RSS of the 1 000 000-key gateway under load (0: not measured). */

@@ -25,6 +25,8 @@ export const CONTROL_ERRORS = {
   OPERATOR_CLOSED: { status: 404, exit: 2 },
   /** An account name taken (names are never reused). */
   ACCOUNT_EXISTS: { status: 409, exit: 2 },
+  /** Rows being imported or adopted differ from what the record holds: nothing written (`--force` replaces them). */
+  RECORD_CONFLICT: { status: 409, exit: 2 },
   BODY_TOO_LARGE: { status: 413, exit: 2 },
   /** Key changes paced per account (`Retry-After`). */
   TOO_MANY_KEY_CHANGES: { status: 429, exit: 2 },

@@ -50,6 +50,13 @@ export interface SessionRecord {
   readonly expiresAt: string;
 }
 
+/** Everything an account store holds, for moving it into the record (`store migrate --from`). */
+export interface AccountDump {
+  readonly accounts: readonly AccountRecord[];
+  readonly tokens: readonly SigninTokenRecord[];
+  readonly sessions: readonly SessionRecord[];
+}
+
 export class AccountExistsError extends ControlError {
   constructor(readonly accountName: string) {
     super('ACCOUNT_EXISTS', `an account named "${accountName}" already exists (names are never reused): choose another name`);

@@ -1,5 +1,6 @@
 // Accounts, sign-in tokens and sessions in one JSON file beside the key file
-// (`keys.accounts.json`), for the embedded file store. Writes take the same kind of
+// (`keys.accounts.json`), of the file store of earlier versions (read now to adopt it
+// into the record, `store migrate --from FILE`). Writes take the same kind of
 // lock as the key file and replace the file atomically, so the CLI (accounts create,
 // accounts token) and a running gateway can share it; reads re-read the file when
 // its modification time changed. Expired tokens and sessions are dropped on write.
@@ -13,6 +14,7 @@ import {
   AccountNotFoundError,
   expired,
   nameKey,
+  type AccountDump,
   type AccountRecord,
   type AccountStore,
   type SessionRecord,
@@ -103,6 +105,12 @@ export class FileAccountStore implements AccountStore {
 
   async getAccount(ref: string): Promise<AccountRecord | undefined> {
     return FileAccountStore.find((await this.current()).accounts, ref);
+  }
+
+  /** Everything the file holds, as it is (expired tokens and sessions included until the next write drops them). */
+  async dump(): Promise<AccountDump> {
+    const { accounts, tokens, sessions } = await this.current();
+    return { accounts: [...accounts], tokens: [...tokens], sessions: [...sessions] };
   }
 
   async listAccounts(): Promise<AccountRecord[]> {

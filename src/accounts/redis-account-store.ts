@@ -1,4 +1,5 @@
-// Accounts, sign-in tokens and sessions in the shared Redis store, under the same
+// Accounts, sign-in tokens and sessions in the Redis store of earlier versions (read now
+// to adopt it into the record, `store migrate --from redis://…`), under the same
 // prefix as key records, so signing in works on any instance. Tokens and sessions
 // carry a Redis TTL (nothing to sweep) and are checked against the gateway's clock
 // too. Layout under the prefix: a:<id> account, an:<lower-case name> id, accounts
@@ -12,6 +13,7 @@ import {
   AccountNotFoundError,
   expired,
   nameKey,
+  type AccountDump,
   type AccountRecord,
   type AccountStore,
   type SessionRecord,
@@ -72,6 +74,25 @@ export class RedisAccountStore implements AccountStore {
     if (id === null) return undefined;
     const text = await this.redis.get(this.key('a', id));
     return text === null ? undefined : (JSON.parse(text) as AccountRecord);
+  }
+
+  /** Everything under the prefix: accounts, and the tokens and sessions Redis has not expired yet (found by SCAN). */
+  async dump(): Promise<AccountDump> {
+    const read = async (kind: string): Promise<string[]> => {
+      const found: string[] = [];
+      let cursor = '0';
+      do {
+        const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${this.prefix}${kind}:*`, 'COUNT', 1000);
+        if (keys.length > 0) for (const t of await this.redis.mget(keys)) if (t !== null) found.push(t);
+        cursor = next;
+      } while (cursor !== '0');
+      return found;
+    };
+    return {
+      accounts: await this.listAccounts(),
+      tokens: (await read('st')).map((t) => JSON.parse(t) as SigninTokenRecord),
+      sessions: (await read('ss')).map((t) => JSON.parse(t) as SessionRecord),
+    };
   }
 
   async listAccounts(): Promise<AccountRecord[]> {

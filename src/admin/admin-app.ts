@@ -29,7 +29,8 @@ export interface AdminAppDeps {
   /** The /metrics text when it is not this registry's alone (a cluster's primary adds every worker's series). */
   readonly scrape?: (() => Promise<string>) | undefined;
   readonly lifecycle: () => Lifecycle;
-  readonly store: () => { kind: string; up: boolean; policy: string };
+  /** What keeps the record and the hot state, whether the hot state answers, and what happens when it does not. */
+  readonly store: () => { record: string; hot: string; up: boolean; policy: string };
   readonly keys: KeyService;
   /** Paces key changes per account (the dashboard's budget too). */
   readonly keyChanges: KeyChangeGuard;

@@ -18,6 +18,7 @@ import type { NodeHolds } from '../ops/holds/node-holds.js';
 import type { UsageHistory } from '../quota/usage-history.js';
 import type { Services } from './services.js';
 import type { LiveConfig } from './live-config.js';
+import { storeFailurePolicy } from '../config/store-config.js';
 
 export interface AdminContext {
   readonly live: LiveConfig;
@@ -58,7 +59,12 @@ export async function startAdmin(ctx: AdminContext): Promise<AdminListeners> {
     disputes: ctx.chains.disputes,
     metrics: ctx.metrics,
     lifecycle: ctx.lifecycle,
-    store: () => ({ kind: services.bundle.kind, up: services.bundle.up(), policy: config.store.onFailure }),
+    store: () => ({
+      record: services.bundle.record,
+      hot: services.bundle.hot,
+      up: services.bundle.up(),
+      policy: storeFailurePolicy(config.store),
+    }),
     keys: services.keys,
     keyChanges: keyChangeGuard(services.bundle.limiter, () => live.config.keys),
     limiter: services.bundle.limiter,

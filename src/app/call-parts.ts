@@ -5,6 +5,7 @@
 import { KeyCache } from '../auth/key-cache.js';
 import type { Channel } from '../cluster/channel.js';
 import type { GatewayConfig } from '../config/types.js';
+import { storeFailurePolicy } from '../config/store-config.js';
 import { CallAccess } from '../exec/access.js';
 import { CallPath } from '../exec/call-path.js';
 import type { TrustedProxies } from '../exec/client-address.js';
@@ -45,7 +46,7 @@ export function callParts(ctx: CallContext): CallParts {
       maxEntries: config.keys.cacheMaxEntries,
       negativeTtlMs: config.keys.negativeTtlMs,
       negativeMaxEntries: config.keys.negativeMaxEntries,
-      onStoreError: config.store.onFailure,
+      onStoreError: storeFailurePolicy(config.store),
     },
     { hit: () => metrics.keyCache.add(1, 'hit'), miss: () => metrics.keyCache.add(1, 'miss') },
     now,

@@ -8,6 +8,7 @@ import { MemoryCacheStore, RedisCacheStore } from '../cache/cache-store.js';
 import { largestBatch, runtimeOptions, type RuntimeOptions } from '../chain/runtime.js';
 import { ChainSet, chainRuntimes, type CacheStores } from './chain-set.js';
 import type { GatewayConfig, UsageConfig } from '../config/types.js';
+import { storeFailurePolicy } from '../config/store-config.js';
 import { DisputeLog } from '../exec/policies/disputes.js';
 import type { Logger } from '../ops/log.js';
 import type { Metrics } from '../ops/metrics/metrics.js';
@@ -45,7 +46,7 @@ export interface CoreContext {
   readonly history?: UsageHistory;
 }
 
-/** A shared store's holds are read again now and then, in case an announcement was lost. */
+/** With the Redis hot state, holds are read again now and then, in case an announcement was lost. */
 const HOLDS_REFRESH_MS = 30_000;
 
 export async function openCore(config: GatewayConfig, ctx: CoreContext): Promise<CoreParts> {
@@ -55,8 +56,8 @@ export async function openCore(config: GatewayConfig, ctx: CoreContext): Promise
     live: true,
     now,
     onHealth: (up) =>
-      logger[up ? 'info' : 'error'](up ? 'store reachable' : 'store unreachable', { event: 'store', kind: config.store.kind, up }),
-    onFallback: () => metrics.storeFallbacks.inc({ policy: config.store.onFailure }),
+      logger[up ? 'info' : 'error'](up ? 'store reachable' : 'store unreachable', { event: 'store', hot: config.store.hot.kind, up }),
+    onFallback: () => metrics.storeFallbacks.inc({ policy: storeFailurePolicy(config.store) }),
   });
   if (hooks !== undefined) services.bundle.keys.announceTo((change) => hooks.keys(change));
   const caches = cacheStores(config, services);
@@ -68,7 +69,7 @@ export async function openCore(config: GatewayConfig, ctx: CoreContext): Promise
   const chains = new ChainSet(chainRuntimes(config, metrics, logger, built), built);
   const holds = await NodeHolds.open(services.bundle.holds, () => chains.all, logger, {
     // A worker's holds are pushed by its primary.
-    refreshMs: config.store.kind === 'redis' && primary === undefined ? HOLDS_REFRESH_MS : 0,
+    refreshMs: config.store.hot.kind === 'redis' && primary === undefined ? HOLDS_REFRESH_MS : 0,
     now,
     announce: hooks?.holds,
   });
@@ -114,11 +115,12 @@ export async function firstProbes(chains: ChainSet, waitMs: number): Promise<voi
 
 function cacheStores(config: GatewayConfig, services: Services): CacheStores {
   const { redis } = services.bundle;
+  const { hot } = config.store;
   return {
     memory: new MemoryCacheStore(config.cache.maxBytes, config.cache.maxEntryBytes),
     redis:
-      redis === undefined
+      redis === undefined || hot.kind !== 'redis'
         ? undefined
-        : new RedisCacheStore(redis, config.store.prefix, config.cache.maxEntryBytes, config.cache.redisMaxTtlMs),
+        : new RedisCacheStore(redis, hot.prefix, config.cache.maxEntryBytes, config.cache.redisMaxTtlMs),
   };
 }

@@ -1,5 +1,7 @@
-// The embedded key store's backend: one JSON file of key records (hashes, never
-// values), indexed in memory by hash. The CLI and the gateway share the file: a
+// The key store backend of the file store of earlier versions, which the config no
+// longer names: read to adopt it into the record (`store migrate --from FILE`), and a
+// KeyBackend the contract tests hold to the same rules. One JSON file of key records
+// (hashes, never values), indexed in memory by hash. The CLI and the gateway share the file: a
 // commit takes a lock, checks the record is still the one the writer read, and
 // replaces the file atomically; the gateway notices outside writes through a
 // directory watch, a one-second stat poll, and a stat on every unknown hash, so a key

@@ -1,4 +1,6 @@
-// The shared key store's backend in Redis: one JSON record per key, an index from
+// The key store backend of the Redis store of earlier versions, which the config no
+// longer names: read to adopt it into the record (`store migrate --from redis://…`).
+// One JSON record per key, an index from
 // each accepted value's hash to its key (retired values expire with their grace), and
 // a pub/sub channel on which every change is announced so every instance drops the
 // affected cache entries at once (the cache TTL is the backstop for lost messages).

@@ -1,5 +1,5 @@
-// `noderouter check-config [FILE]`: validate a config file and show what each endpoint
-// routes to, tokens in node URLs and header values redacted; exit 1 on problems.
+// `noderouter check-config [FILE]`: validate a config file and show where its data is
+// kept and what each endpoint routes to, tokens in node URLs and header values redacted; exit 1 on problems.
 
 import { loadConfig } from '../config/load.js';
 import { REDACTED, redactUrl } from '../config/redact.js';
@@ -10,6 +10,10 @@ export async function checkConfigCommand(args: ParsedArgs): Promise<number> {
   const file = defaultConfigPath(args.positional[1] ?? option(args, 'config'));
   const config = await loadConfig(file);
   out(`${config.file}: ok (${Object.keys(config.chains).length} chain endpoints, ${Object.keys(config.tiers).length} tiers)`);
+  const { record, hot } = config.store;
+  out(
+    `  record: ${record.kind} ${record.path}; hot state: ${hot.kind === 'redis' ? `redis ${redactUrl(hot.url)} ${hot.prefix}` : 'memory'}`,
+  );
   // What each endpoint routes to, as it may be printed: tokens in node URLs and header values are REDACTED.
   for (const c of Object.values(config.chains)) {
     const route = [c.route.host, c.route.path].filter((r) => r !== undefined).join('') || '(default gRPC chain)';

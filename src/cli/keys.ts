@@ -156,5 +156,5 @@ async function importKeys(c: KeysContext): Promise<void> {
     await c.store.put(parseRecord(line, i + 1));
     n++;
   }
-  out(`imported ${n} keys into the ${c.config.store.kind} store`);
+  out(`imported ${n} keys into the ${c.config.store.record.kind} record`);
 }

@@ -1,5 +1,5 @@
-// The noderouter command: serve, devnet, check-config, keys, accounts and nodes, one
-// module each. Every command reads the same config file (cli/common.ts). Output that
+// The noderouter command: serve, devnet, check-config, keys, accounts, nodes and store,
+// one module each. Every command reads the same config file (cli/common.ts). Output that
 // scripts read (the new key, the sign-in link) is always the last line; every refusal
 // of the control plane exits with its catalogue code's status (2: the caller's mistake).
 
@@ -13,6 +13,7 @@ import { devnetCommand } from './devnet.js';
 import { keysCommand } from './keys.js';
 import { nodesCommand } from './nodes.js';
 import { serveCommand } from './serve.js';
+import { storeCommand } from './store.js';
 
 const HELP = `noderouter — API-key gateway for pools of blockchain nodes
 
@@ -40,6 +41,16 @@ Usage:
   noderouter nodes cordon|drain CHAIN NODE [--reason TEXT] [--admin URL]
   noderouter nodes uncordon CHAIN NODE [--admin URL]
                          (the running gateway's admin API; token from $NODEROUTER_ADMIN_TOKEN or admin.token)
+  noderouter store migrate                        apply the record's schema migrations now (serve applies them too)
+  noderouter store migrate --from FILE [--force]  adopt the file store of earlier versions (its key file,
+                                                  e.g. data/keys.json): keys, accounts, usage, holds
+  noderouter store migrate --from redis://HOST:PORT [--prefix P] [--force]
+                                                  adopt the Redis store of earlier versions (P: its old
+                                                  store.prefix, default noderouter:)
+  noderouter store export [--out FILE]            every row of the record as JSON lines (stdout by default)
+  noderouter store import FILE|- [--force]        rows of \`store export\` into this config's record
+                         (run them before starting the gateway; rows that differ from the record's
+                          refuse the whole write unless --force replaces them; key values never move)
 `;
 
 /** Options that take a value: the config, then the keys', the accounts' and the nodes' commands'. */
@@ -49,8 +60,9 @@ const VALUED = [
   ...['name', 'email', 'tiers', 'default-tier', 'ttl'],
   ...['origins', 'ips', 'referrers', 'contracts', 'user-agents'],
   ...['admin', 'reason'],
+  ...['from', 'prefix', 'out'],
 ];
-const FLAGS = ['devnet', 'json', 'help', 'adopt-keys'];
+const FLAGS = ['devnet', 'json', 'help', 'adopt-keys', 'force'];
 
 const COMMANDS: Readonly<Record<string, (args: ParsedArgs) => Promise<number>>> = {
   serve: serveCommand,
@@ -59,6 +71,7 @@ const COMMANDS: Readonly<Record<string, (args: ParsedArgs) => Promise<number>>> 
   keys: keysCommand,
   accounts: accountsCommand,
   nodes: async (args) => nodesCommand(args, await commandConfig(args), out),
+  store: storeCommand,
 };
 
 export async function main(argv: readonly string[]): Promise<number> {

@@ -132,7 +132,7 @@ export class ClusterPrimary {
     // goes to this callback, never to an 'error' event nobody listens to, which would end the
     // primary (and with it every worker's listener: connections refused).
     const channel = new Channel((m) => worker.send(m, undefined, undefined, ignoreGone));
-    const slots = this.config.store.kind === 'file' ? new WorkerSlots(this.gateway.services.bundle.slots) : undefined;
+    const slots = this.config.store.hot.kind === 'memory' ? new WorkerSlots(this.gateway.services.bundle.slots) : undefined;
     s.worker = worker;
     s.channel = channel;
     s.slots = slots;

@@ -24,11 +24,11 @@ import type {
   LogConfig,
   NodeConfig,
   ServerCorsConfig,
-  StoreConfig,
   TierConfig,
   TracingConfig,
 } from './types.js';
 import { checkShape, withoutNulls, type ShapeResult } from './validate.js';
+import { checkRedisCache, readStore, takeOldStore } from './store-config.js';
 
 export type PluginLookup = (name: string) => ChainPlugin | undefined;
 
@@ -332,20 +332,6 @@ function readTracing({ problems, shape }: Ctx, t: ConfigFile['tracing']): Tracin
   return { endpoint, headers, serviceName: t.serviceName, sampleRatio: t.sampleRatio, exportIntervalMs: t.exportIntervalMs };
 }
 
-function readStore(s: ConfigFile['store'], path: string): StoreConfig {
-  return {
-    kind: s.kind,
-    path,
-    url: s.url ?? '',
-    prefix: s.prefix,
-    timeoutMs: s.timeoutMs,
-    onFailure: s.onFailure,
-    instances: s.instances,
-    leaseMs: s.leaseMs,
-    leaseTokens: s.leaseTokens,
-  };
-}
-
 /** A duration setting in milliseconds, its range checked. */
 function readDuration(problems: ConfigProblems, v: string | number, path: string, bounds: { min: number; max: number }): number {
   const ms = parseDuration(v) ?? 0;
@@ -452,14 +438,15 @@ export function validateConfig(
   plugins: PluginLookup,
 ): { config: GatewayConfig; problems?: undefined } | { config?: undefined; problems: string[] } {
   const tree = withoutNulls(input);
-  const shape = checkShape(ConfigFile, tree, '', 'setting');
+  const base = file === '' ? process.cwd() : dirname(file);
   const problems = new ConfigProblems();
+  const written = takeOldStore(tree, base, problems);
+  const shape = checkShape(ConfigFile, tree, '', 'setting');
   problems.list.push(...shape.problems);
   if (!shape.ok('')) return { problems: problems.list };
   // Where shape.ok(…) holds, the value has the type ConfigFile says (defaults filled in).
   const t = tree as ConfigFile;
   const ctx: Ctx = { problems, shape };
-  const base = file === '' ? process.cwd() : dirname(file);
   const s = t.server;
   const serverOk = shape.ok('/server');
   const cors =
@@ -478,20 +465,15 @@ export function validateConfig(
         .map(([name, c]) => readChain(ctx, name, c, plugins, cors))
     : [];
   checkUnique(problems, chainList);
-  const storeKind = shape.ok('/store') ? t.store.kind : 'file';
-  for (const c of chainList) {
-    if (c.cache === 'redis' && storeKind !== 'redis') {
-      problems.add(`chains.${c.name}.cache`, 'is "redis", which needs store.kind: redis (the cache shares its connection)');
-    }
-  }
+  const store = shape.clean('/store') ? readStore(problems, t.store, base, written) : undefined;
+  checkRedisCache(problems, store, chainList);
   const trustedProxies = serverOk && shape.clean('/server/trustedProxies') ? readTrustedProxies(problems, s.trustedProxies) : [];
   const tracing = shape.ok('/tracing') ? readTracing(ctx, t.tracing) : undefined;
   const dashboard = shape.ok('/dashboard') ? readDashboard(ctx, t.dashboard) : undefined;
   const usage = shape.ok('/usage') && shape.ok('/usage/failedCalls') ? readUsage(ctx, t.usage) : undefined;
-  if (problems.list.length > 0 || tracing === undefined || dashboard === undefined || usage === undefined)
+  if (problems.list.length > 0 || tracing === undefined || dashboard === undefined || usage === undefined || store === undefined)
     return { problems: problems.list };
 
-  const storePath = isAbsolute(t.store.path) ? t.store.path : resolve(base, t.store.path);
   const adminToken = t.admin.token === '' ? undefined : t.admin.token;
   const config: GatewayConfig = {
     file,
@@ -506,7 +488,7 @@ export function validateConfig(
     tracing,
     admin: { token: adminToken },
     dashboard,
-    store: readStore(t.store, storePath),
+    store,
     keys: t.keys,
     cache: t.cache,
     usage,

@@ -3,8 +3,8 @@
 // path-precise problems; `npm run schema` turns it into config/noderouter.schema.json,
 // which editors use to check and complete config files.
 //
-// Adding a setting (e.g. store.leaseMs, server.workers, chains.<name>.consensus):
-//   1. one line in its section below: `leaseMs: Int(100, 60_000, 5_000),` in Store,
+// Adding a setting (e.g. store.hot.leaseMs, server.workers, chains.<name>.consensus):
+//   1. one line in its section below: `leaseMs: Int(100, 60_000, 5_000),` in StoreHot,
 //      `workers: Int(1, 64, 1),` in Server, `consensus: Section({ ... }),` in Chain.
 //      Int(min, max, default), Str(default), Bool(default), Enum([...], default),
 //      Limit(default), Section({...}) for a block of settings, Type.Optional(...) for
@@ -13,7 +13,7 @@
 //   2. add it to types.ts. Sections handed through as they are (server, keys, cache,
 //      devnet, health, breaker, ejection) need nothing more: ShapeMatchesTypes at the
 //      end of this file fails typecheck until shape and types agree. Others are read
-//      in schema.ts: readStore (store), readChain (chains.<name>), readTier, readLog,
+//      in schema.ts (store-config.ts for store): readStore, readChain (chains.<name>), readTier, readLog,
 //      readTracing, readDashboard: one line there (`leaseMs: s.leaseMs,`).
 //   3. checks across settings (a reference to another chain, a duplicate, a URL, a
 //      duration's range) go in schema.ts, with the path in the message;
@@ -36,6 +36,7 @@ import type {
   HedgeConfig,
   KeysConfig,
   LogLevel,
+  RedisHotConfig,
   ServerConfig,
   StoreConfig,
   StrategyName,
@@ -288,43 +289,65 @@ const Dashboard = Section(
   doc('The account dashboard. See docs/dashboard.md.'),
 );
 
-const Store = Section(
+/** The record: one member per kind of database (its own settings beside `kind`). */
+const StoreRecord = Section(
   {
     kind: Enum(
-      ['file', 'redis'],
-      'file',
-      doc('Where keys, accounts, usage, limits and holds are kept: a file beside the config, or Redis (shared by every instance).'),
+      ['sqlite'],
+      'sqlite',
+      doc(
+        "The record of accounts, key hashes and settings, restrictions, sign-in tokens, sessions, usage and operators' holds: sqlite, one file (the embedded default).",
+      ),
     ),
     path: Str(
-      'data/keys.json',
+      'data/noderouter.db',
       doc(
-        'File store: the key file, relative to the config file; usage is kept in <name>.usage.json, dashboard accounts in <name>.accounts.json and holds in <name>.nodes.json beside it.',
+        'SQLite record: the database file, relative to the config file (created with its folder when absent; its -wal and -shm files sit beside it).',
+      ),
+    ),
+  },
+  doc('Where accounts, keys, usage and holds are kept. See "Where noderouter keeps its data" in the README.'),
+);
+
+/** Hot state: in this process, or in Redis (its settings are the Redis ones). */
+const StoreHot = Section(
+  {
+    kind: Enum(
+      ['memory', 'redis'],
+      'memory',
+      doc(
+        'Where rate limits, quota counters, leases and WebSocket slots are kept, and how key revocations and holds reach other instances: memory (one instance) or redis (shared by every instance).',
       ),
     ),
     url: Type.Optional(
       Str(undefined, {
         pattern: '^rediss?://',
-        description: 'Redis store: the redis:// or rediss:// URL (required with kind: redis).',
+        description: 'Redis hot state: the redis:// or rediss:// URL (required with kind: redis).',
         errorMessage: 'must be a redis:// or rediss:// URL',
       }),
     ),
-    prefix: Str('noderouter:', doc('Redis store: every Redis key noderouter writes starts with it.')),
-    timeoutMs: Int(1, 60_000, 250, doc("Redis store: bound of every Redis call; keep it well above Redis's latency under load.")),
+    prefix: Str('noderouter:', doc('Redis hot state: every Redis key noderouter writes starts with it.')),
+    timeoutMs: Int(1, 60_000, 250, doc("Redis hot state: bound of every Redis call; keep it well above Redis's latency under load.")),
     onFailure: Enum(
       ['fail-open', 'fail-closed'],
       'fail-open',
       doc(
-        'Redis store, when Redis does not answer: fail-open keeps serving (cached keys, limits in memory divided by `instances`), fail-closed answers 503.',
+        'Redis hot state, when Redis does not answer: fail-open keeps serving (keys from the record, limits in memory divided by `instances`), fail-closed answers 503.',
       ),
     ),
-    instances: Int(1, 10_000, 1, doc('Redis store: how many instances share the limits (local limits are divided by it under fail-open).')),
+    instances: Int(
+      1,
+      10_000,
+      1,
+      doc('Redis hot state: how many instances share the limits (local limits are divided by it under fail-open).'),
+    ),
     /** redis: how long an instance spends a lease of tokens before giving back what it did not (0: no leases). */
     leaseMs: Int(
       0,
       10_000,
       200,
       doc(
-        'Redis store: how long an instance spends tokens taken from Redis in one call (a lease) before giving back what it did not spend; 0: every call asks Redis. See docs/scaling.md#leases-limits-without-a-redis-round-trip-per-call.',
+        'Redis hot state: how long an instance spends tokens taken from Redis in one call (a lease) before giving back what it did not spend; 0: every call asks Redis. See docs/scaling.md#leases-limits-without-a-redis-round-trip-per-call.',
       ),
     ),
     /** redis: most tokens a lease takes; `auto`: what the tier's rate allows in leaseMs (0: no leases). */
@@ -332,13 +355,13 @@ const Store = Section(
       anyOf: [{ type: 'integer', minimum: 0, maximum: 1_000_000_000 }, { const: 'auto' }],
       default: 'auto',
       description:
-        "Redis store: most tokens one lease takes; auto: what the tier's rate allows in leaseMs (10 000 for an unlimited rate); 0: no leases, one Redis call per request (exact mode).",
+        "Redis hot state: most tokens one lease takes; auto: what the tier's rate allows in leaseMs (10 000 for an unlimited rate); 0: no leases, one Redis call per request (exact mode).",
       errorMessage: 'must be "auto" or an integer from 0 (0: no leases, every call asks Redis)',
     }),
   },
-  // A Redis store needs its URL.
+  // The Redis hot state needs its URL.
   {
-    description: "The store of keys, accounts, usage, limits and operators' holds. See docs/scaling.md#running-several-instances.",
+    description: 'Limits, counters, leases, WebSocket slots and change announcements. See docs/scaling.md#running-several-instances.',
     if: { properties: { kind: { const: 'redis' } }, required: ['kind'] },
     then: { required: ['url'], properties: { url: { type: 'string' } } },
   },
@@ -369,6 +392,14 @@ const Usage = Section(
   doc(
     'Usage history in the record: hourly rollups per key, chain, method and outcome, and the last failed calls of each key. Read by the admin API (GET /admin/keys/{id}/usage/history, /failed-calls). See docs/operators.md#usage-history.',
   ),
+);
+
+/** The settings of the Redis hot state (what `kind: memory` does not read). */
+export const REDIS_HOT_SETTINGS = ['url', 'prefix', 'timeoutMs', 'onFailure', 'instances', 'leaseMs', 'leaseTokens'] as const;
+
+const Store = Section(
+  { record: StoreRecord, hot: StoreHot },
+  doc('The two roles, configured apart: the record (a database) and the hot state (memory or Redis).'),
 );
 
 const Keys = Section(
@@ -720,7 +751,7 @@ export const Chain = Shape(
         doc('Answers checked by N-of-M agreement across nodes; left out, nothing is compared. See docs/answers-checked.md.'),
       ),
     ),
-    cache: Enum(['memory', 'redis', 'off'], 'memory', doc('Response cache: memory, redis (needs store.kind: redis) or off.')),
+    cache: Enum(['memory', 'redis', 'off'], 'memory', doc('Response cache: memory, redis (needs store.hot.kind: redis) or off.')),
     cors: Section(
       { origins: Type.Optional(Origins("This endpoint's own list of page origins, replacing server.cors.origins.")) },
       doc("This endpoint's CORS."),
@@ -783,6 +814,7 @@ export type ShapeMatchesTypes = [
   Expect<Same<ChainFile['strategy'], StrategyName>>,
   Expect<Same<ConfigFile['log']['level'], LogLevel>>,
   Expect<Same<NodeFile['role'], NodeRole | undefined>>,
-  Expect<Same<ConfigFile['store']['kind'], StoreConfig['kind']>>,
-  Expect<Same<ConfigFile['store']['onFailure'], StoreConfig['onFailure']>>,
+  Expect<Same<ConfigFile['store']['record']['kind'], StoreConfig['record']['kind']>>,
+  Expect<Same<ConfigFile['store']['hot']['kind'], StoreConfig['hot']['kind']>>,
+  Expect<Same<ConfigFile['store']['hot']['onFailure'], RedisHotConfig['onFailure']>>,
 ];

@@ -89,27 +89,55 @@ export interface LogConfig {
   readonly files: number;
 }
 
-export interface StoreConfig {
-  readonly kind: 'file' | 'redis';
-  /** file: absolute path of the key file (usage is kept beside it). */
+/**
+ * The record: accounts, key hashes and their settings, restrictions, sign-in tokens
+ * and sessions, usage history and operators' holds. One member per kind of database.
+ */
+export interface SqliteRecordConfig {
+  readonly kind: 'sqlite';
+  /** Absolute path of the database file (WAL mode: its -wal and -shm files sit beside it). */
   readonly path: string;
-  /** redis: connection URL. */
+}
+
+export type RecordConfig = SqliteRecordConfig;
+
+/** Hot state in this process: one instance (a cluster's primary keeps it for its workers). */
+export interface MemoryHotConfig {
+  readonly kind: 'memory';
+}
+
+/** Hot state in Redis, shared by every instance. */
+export interface RedisHotConfig {
+  readonly kind: 'redis';
+  /** Connection URL. */
   readonly url: string;
-  /** redis: prefix of every key noderouter writes, so several deployments can share a server. */
+  /** Prefix of every key noderouter writes, so several deployments can share a server. */
   readonly prefix: string;
-  /** redis: bound of every command; past it the call counts as a Redis failure. */
+  /** Bound of every command; past it the call counts as a Redis failure. */
   readonly timeoutMs: number;
-  /** redis: when Redis fails, serve with local limits (fail-open) or refuse with 503 (fail-closed). */
+  /** When Redis fails, serve with local limits (fail-open) or refuse with 503 (fail-closed). */
   readonly onFailure: 'fail-open' | 'fail-closed';
-  /** redis: instances sharing the limits; fail-open divides each limit by it. */
+  /** Instances sharing the limits; fail-open divides each limit by it. */
   readonly instances: number;
   /**
-   * redis: how long this instance may hold tokens taken from the shared limits before
-   * what it did not spend goes back (0: every call asks Redis, exactly).
+   * How long this instance may hold tokens taken from the shared limits before what it
+   * did not spend goes back (0: every call asks Redis, exactly).
    */
   readonly leaseMs: number;
-  /** redis: most tokens one lease takes; `auto`: what the tier's rate allows in `leaseMs` (0: no leases). */
+  /** Most tokens one lease takes; `auto`: what the tier's rate allows in `leaseMs` (0: no leases). */
   readonly leaseTokens: number | 'auto';
+}
+
+/**
+ * Rate limits, quota counters, leases, WebSocket slots, and the announcements of key
+ * revocations and holds.
+ */
+export type HotConfig = MemoryHotConfig | RedisHotConfig;
+
+/** The two roles, configured apart: the record (a database) and the hot state (memory or Redis). */
+export interface StoreConfig {
+  readonly record: RecordConfig;
+  readonly hot: HotConfig;
 }
 
 export interface KeysConfig {

@@ -136,6 +136,7 @@ function message(e: ErrorObject, schema: Json): string {
       return 'must be a non-empty string';
     case 'enum': {
       const quoted = (params.allowedValues as unknown[]).map((c) => JSON.stringify(c));
+      if (quoted.length === 1) return `must be ${quoted[0]}`;
       return `must be ${quoted.length === 2 ? `${quoted[0]} or ${quoted[1]}` : `one of ${quoted.join(', ')}`}`;
     }
     case 'const':

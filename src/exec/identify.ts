@@ -35,7 +35,7 @@ export interface IdentifyDeps {
   /** Proxies in front of the listeners (server.trustedProxies), read per request so a reload applies. */
   readonly trustedProxies: () => TrustedProxies;
   readonly metrics: Metrics;
-  /** Where last uses go: the key store, or a cluster's primary (the one writer of a file store). */
+  /** Where last uses go: the key store, or a cluster's primary (the one writer of the memory hot state's record). */
   touch(keyId: string, at: number): void;
 }
 

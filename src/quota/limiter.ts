@@ -1,7 +1,7 @@
 // What the request path needs from limits and usage, whatever keeps them: admit a
 // call of some cost (rate, then quotas, for the key and its account), count errors,
 // read usage back, and pace other events per account (key changes). The memory
-// limiter keeps state in this process (the embedded default, persisted to a file);
+// limiter keeps state in this process (the memory hot state, its usage kept in the record);
 // the Redis limiter shares it between instances.
 
 import type { TierConfig } from '../config/types.js';

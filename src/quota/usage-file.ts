@@ -1,5 +1,6 @@
-// Persisting the usage book beside the key file, so a restart loses nothing: read
-// at start, written atomically when changed (on an interval and at shutdown).
+// The usage book beside the key file of the file store of earlier versions (read now to
+// adopt it into the record; the record keeps the book: record/sqlite-usage-store.ts):
+// read at start, written atomically when changed (on an interval and at shutdown).
 
 import { readFile } from 'node:fs/promises';
 import { writeJsonAtomic } from '../store/json-file.js';

@@ -5,15 +5,30 @@
 // is still the record the writer read, so two processes changing one key both land
 // (the repository retries the loser). Reads go to the file, so a key the CLI created a
 // moment ago works on its first request; a live backend (the gateway) reads the change
-// log every second and tells its caches exactly which hashes changed, or everything
-// when it fell behind the log's kept tail. Last use is a column, written in batches
+// log as soon as the file's write-ahead log changes (a commit of any process: the CLI
+// revoking a key is refused on the gateway's next request), and every second in case
+// a change went unseen, and tells its caches exactly which hashes changed, or
+// everything when it fell behind the log's kept tail. Last use is a column, written in batches
 // and never part of a change.
 
 import { randomUUID } from 'node:crypto';
+import { watch, type FSWatcher } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { KeyRepository, type KeyBackend } from '../auth/key-repository.js';
 import { changeBetween, type KeyRecord, type StoreChange } from '../auth/key-store.js';
 import type { SqliteDatabase } from './sqlite-database.js';
-import { changesSince, changeText, KEY_COLUMNS as COLUMNS, recordOf, rowOf, type KeyRow, type RetiredRow } from './key-rows.js';
+import {
+  changesSince,
+  changeText,
+  INSERT_KEY,
+  INSERT_RETIRED,
+  KEY_COLUMNS as COLUMNS,
+  recordOf,
+  rowOf,
+  UPDATE_KEY,
+  type KeyRow,
+  type RetiredRow,
+} from './key-rows.js';
 
 const POLL_MS = 1_000;
 /** Changes kept in the log: far more than a second's worth, so a reader falls behind only when stopped. */
@@ -44,6 +59,7 @@ export class SqliteKeyBackend implements KeyBackend {
   /** The last log entry read (or, at open, written before this backend existed). */
   private seen: number;
   private readonly timer: NodeJS.Timeout | undefined;
+  private readonly watcher: FSWatcher | undefined;
 
   private readonly byHashStmt;
   private readonly retiredOwnerStmt;
@@ -84,21 +100,10 @@ export class SqliteKeyBackend implements KeyBackend {
       `SELECT r.key_id, r.hash, r.prefix, r.until FROM retired_key_values r JOIN keys k ON k.id = r.key_id
        WHERE k.account = ? ORDER BY r.key_id, r.position`,
     );
-    this.insertStmt = db.statement<[KeyRow]>(
-      `INSERT INTO keys (${COLUMNS}) VALUES (@id, @hash, @prefix, @account, @tier, @label, @permissions, @restrictions,
-       @created_at, @rotated_at, @revoked_at, @expires_at, @last_used_ms)`,
-    );
-    // Last use only moves forward: a record read before a batch of touches must not take it back.
-    this.updateStmt = db.statement<[KeyRow]>(
-      `UPDATE keys SET hash = @hash, prefix = @prefix, account = @account, tier = @tier, label = @label, permissions = @permissions,
-       restrictions = @restrictions, created_at = @created_at, rotated_at = @rotated_at, revoked_at = @revoked_at,
-       expires_at = @expires_at, last_used_ms = nullif(max(coalesce(last_used_ms, 0), coalesce(@last_used_ms, 0)), 0)
-       WHERE id = @id`,
-    );
+    this.insertStmt = db.statement<[KeyRow]>(INSERT_KEY);
+    this.updateStmt = db.statement<[KeyRow]>(UPDATE_KEY);
     this.dropRetiredStmt = db.statement<[string]>('DELETE FROM retired_key_values WHERE key_id = ?');
-    this.insertRetiredStmt = db.statement<[string, string, number, string, string]>(
-      'INSERT INTO retired_key_values (hash, key_id, position, prefix, until) VALUES (?, ?, ?, ?, ?)',
-    );
+    this.insertRetiredStmt = db.statement<[string, string, number, string, string]>(INSERT_RETIRED);
     this.logStmt = db.statement<[string, string, string | null]>('INSERT INTO key_changes (origin, hashes, invalid) VALUES (?, ?, ?)');
     this.pruneStmt = db.statement<[number]>('DELETE FROM key_changes WHERE seq <= (SELECT max(seq) FROM key_changes) - ?');
     this.lastSeqStmt = db.statement<[], { seq: number | null }>('SELECT max(seq) AS seq FROM key_changes');
@@ -114,7 +119,10 @@ export class SqliteKeyBackend implements KeyBackend {
       for (const [id, at] of times) this.touchStmt.run(at, id);
     });
     this.seen = this.lastSeqStmt.get()?.seq ?? 0;
-    if (live) this.timer = setInterval(() => this.poll(), POLL_MS).unref();
+    if (live) {
+      this.timer = setInterval(() => this.poll(), POLL_MS).unref();
+      this.watcher = watchWal(db.path, () => this.poll());
+    }
   }
 
   private read(row: KeyRow | undefined): KeyRecord | undefined {
@@ -216,6 +224,25 @@ export class SqliteKeyBackend implements KeyBackend {
 
   async close(): Promise<void> {
     if (this.timer !== undefined) clearInterval(this.timer);
+    this.watcher?.close();
+  }
+}
+
+/**
+ * Calls `changed` whenever the file's write-ahead log is written (every commit, by any
+ * process). The folder is watched, not the file: a log reset or recreated keeps being
+ * seen. Where the platform cannot watch, the poll alone reads the changes.
+ */
+function watchWal(path: string, changed: () => void): FSWatcher | undefined {
+  const wal = `${basename(path)}-wal`;
+  try {
+    const watcher = watch(dirname(path), { persistent: false }, (_event, name) => {
+      if (name === wal) changed();
+    });
+    watcher.on('error', () => watcher.close());
+    return watcher;
+  } catch {
+    return undefined;
   }
 }
 

@@ -124,14 +124,14 @@ describe('admin token and restart-only settings on reload', function () {
         'adminPort: 0, maxHeaderBytes: 8192, grpcMaxConcurrentStreams: 7, wsMaxMessageBytes: 1024, maxBodyBytes: 4096',
       )
       .replace('keys: { cacheTtlMs: 30000', 'keys: { cacheTtlMs: 1000')
-      .replace(/store: \{ kind: file, path: "([^"]+)" \}/, 'store: { kind: file, path: "$1.moved" }');
+      .replace(/record: \{ kind: sqlite, path: "([^"]+)" \}/, 'record: { kind: sqlite, path: "$1.moved" }');
     expect(next).to.not.equal(text);
     await writeFile(stack.configFile, next);
     expect(await stack.gateway.reload()).to.equal(true);
     await stack.gateway.logger.flush();
     const line = reloadLines().at(-1);
     expect(line).to.include({ level: 'warn', msg: 'config reloaded; some changes need a restart', ok: true });
-    expect(String(line?.needsRestart).split(', ')).to.have.members(['server.maxHeaderBytes', 'keys.cacheTtlMs', 'store.path']);
+    expect(String(line?.needsRestart).split(', ')).to.have.members(['server.maxHeaderBytes', 'keys.cacheTtlMs', 'store.record']);
     // The WebSocket message cap is read as each connection is made: not listed, and the next connection has it.
     const socket = await RpcSocket.open(wsUrl(stack.url('/l1')), { headers: { apikey: stack.key } });
     socket.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_call', params: [{ data: `0x${'00'.repeat(1024)}` }, 'latest'] }));

@@ -1,12 +1,12 @@
 // The response cache and coalescing, finality-aware: what is cached and what never
 // is, hits answered under the caller's id as sent (HTTP and WebSocket) without a node
 // call, per-height keys, reorg eviction, 100 identical calls sharing one node call,
-// the byte bound, accounting, metrics, and the Redis store shared by instances.
+// the byte bound, accounting, metrics, and the Redis cache shared by instances.
 
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import type { Gateway } from '../../src/app/gateway.js';
-import { get, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
+import { get, redisHot, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
 import { deleteUnderPrefix, keysUnder } from '../support/redis.js';
 import { until } from '../support/until.js';
 import { RpcSocket, wsUrl } from '../support/ws-client.js';
@@ -231,7 +231,7 @@ describe('response cache in Redis, shared by instances', function () {
     stack = await startStack({
       chains: [{ ...EVM, cache: 'redis' }],
       tiers: TIERS,
-      storeYaml: `{ kind: redis, url: "redis://127.0.0.1:6379", prefix: "${prefix}" }`,
+      hotYaml: redisHot(prefix),
     });
     other = await stack.startAnother();
     for (const rt of stack.gateway.runtimes()) await rt.prober.probeAll();

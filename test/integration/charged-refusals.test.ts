@@ -17,11 +17,23 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type WebSocket from 'ws';
-import { openFileKeyStore } from '../../src/auth/file-key-store.js';
+import { SqliteDatabase } from '../../src/record/sqlite-database.js';
+import { openSqliteKeyStore } from '../../src/record/sqlite-key-store.js';
 import { startDevnet, type Devnet } from '../../src/devnet/index.js';
 import type { Gateway } from '../../src/app/gateway.js';
 import { PARAMS, unary as grpcUnary, type Reply } from '../support/grpc-client.js';
-import { configYaml, get, HUB_GRPC, L1_FULL_AND_ARCHIVE, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
+import {
+  configYaml,
+  get,
+  HUB_GRPC,
+  L1_FULL_AND_ARCHIVE,
+  redisHot,
+  rpc,
+  startStack,
+  storeYaml,
+  type ChainSpec,
+  type Stack,
+} from '../support/harness.js';
 import { deleteUnderPrefix } from '../support/redis.js';
 import { serve, type Served } from '../support/serve.js';
 import { RpcSocket, refusal, wsUrl } from '../support/ws-client.js';
@@ -88,10 +100,7 @@ for (const store of ['memory', 'redis'] as const) {
         now: () => clock,
         adminToken: TOKEN,
         serverYaml: `maxBodyBytes: ${MAX_BODY}`,
-        storeYaml:
-          store === 'redis'
-            ? `{ kind: redis, url: "redis://127.0.0.1:6379", prefix: "${prefix}", timeoutMs: 3000, instances: 2 }`
-            : undefined,
+        hotYaml: store === 'redis' ? redisHot(prefix, 'timeoutMs: 3000, instances: 2') : undefined,
       });
       gateways = store === 'redis' ? [stack.gateway, await stack.startAnother()] : [stack.gateway];
     });
@@ -206,10 +215,7 @@ for (const store of ['memory', 'redis'] as const) {
       stack = await startStack({
         chains: CHAINS,
         tiers: TIERS,
-        storeYaml:
-          store === 'redis'
-            ? `{ kind: redis, url: "redis://127.0.0.1:6379", prefix: "${prefix}", timeoutMs: 3000, instances: 2 }`
-            : undefined,
+        hotYaml: store === 'redis' ? redisHot(prefix, 'timeoutMs: 3000, instances: 2') : undefined,
       });
       gateways = store === 'redis' ? [stack.gateway, await stack.startAnother()] : [stack.gateway];
     });
@@ -321,7 +327,7 @@ describe('charged refusals and account caps across workers (server.workers: 2)',
   before(async () => {
     devnet = await startDevnet([{ network: 'l1', family: 'evm', name: 'cw-full-1', role: 'full' }], { blockTimeMs: 0, noControl: true });
     dir = await mkdtemp(join(tmpdir(), 'noderouter-charged-'));
-    const storePath = join(dir, 'keys.json');
+    const recordPath = join(dir, 'noderouter.db');
     file = join(dir, 'gateway.yaml');
     await writeFile(
       file,
@@ -330,7 +336,7 @@ describe('charged refusals and account caps across workers (server.workers: 2)',
         new Map([['cw-full-1', devnet.node('cw-full-1').url]]),
         {
           tiers: TIERS,
-          storeYaml: `{ kind: file, path: "${storePath}" }`,
+          storeYaml: storeYaml(recordPath),
           adminToken: TOKEN,
           serverYaml: 'workers: 2',
           probeIntervalMs: 600_000,
@@ -339,13 +345,15 @@ describe('charged refusals and account caps across workers (server.workers: 2)',
         },
       ),
     );
-    const store = await openFileKeyStore(storePath);
+    const db = SqliteDatabase.open(recordPath);
+    const store = openSqliteKeyStore(db);
     // Real time here (another process): a rate whose next token is 100 s away holds the count still.
     const f = await store.create({ account: 'flood', tier: 'slow' });
     flooder = { id: f.record.id, value: f.value };
     socketKeys = [];
     for (let i = 0; i < 3; i++) socketKeys.push((await store.create({ account: 'sockets', tier: 'capped' })).value);
     await store.close();
+    db.close();
     served = await serve(['--config', file], { workers: true });
   });
   after(async () => {

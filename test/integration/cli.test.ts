@@ -1,5 +1,5 @@
 // The noderouter command: check-config messages, and the key and account commands
-// against the file store a running gateway uses (a key created by the CLI works at
+// against the record a running gateway uses (a key created by the CLI works at
 // once; a sign-in link printed by the CLI signs in on the running dashboard).
 
 import { expect } from 'chai';
@@ -18,6 +18,8 @@ describe('noderouter CLI', function () {
       expect(res.stderr).to.equal('');
       expect(res.code).to.equal(0);
       expect(res.stdout).to.match(/gateway\.yaml: ok/);
+      // The embedded default: a SQLite file beside the package's data folder, the hot state in memory.
+      expect(res.stdout).to.match(/record: sqlite \S+\/data\/noderouter\.db; hot state: memory/);
     });
 
     it('names the file, the path and the fix, and exits non-zero', async () => {

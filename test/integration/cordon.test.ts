@@ -3,7 +3,7 @@
 // for every call with its WebSocket subscriptions moved off (drain), while calls in
 // flight finish. The hold shows in /health/chains and /metrics, survives reloads (kept
 // nodes keep it, rebuilt ones get it by name) and restarts, and is shared by every
-// instance on one Redis store.
+// instance on one record with the Redis hot state.
 
 import { expect } from 'chai';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -11,8 +11,8 @@ import { loadConfig } from '../../src/config/load.js';
 import { Gateway } from '../../src/app/gateway.js';
 import { silentLogger } from '../../src/ops/log.js';
 import { runCli } from '../support/cli.js';
-import { get, rpc, startStack, type Stack } from '../support/harness.js';
-import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../support/redis.js';
+import { get, redisHot, rpc, startStack, type Stack } from '../support/harness.js';
+import { deleteUnderPrefix, testPrefix } from '../support/redis.js';
 import { RpcSocket, wsUrl } from '../support/ws-client.js';
 import { until } from '../support/until.js';
 
@@ -199,7 +199,7 @@ describe('cordon and drain', function () {
     }
   });
 
-  it('keeps holds through a restart (the file store keeps them beside the keys)', async () => {
+  it('keeps holds through a restart (the record keeps them)', async () => {
     await post(admin('/admin/nodes/l1/c-full-2/drain'), { reason: 'restart' });
     const next = await Gateway.start(await loadConfig(stack.configFile), { logger: silentLogger });
     try {
@@ -245,7 +245,7 @@ describe('cordon and drain', function () {
   });
 });
 
-describe('cordon and drain across instances (Redis store)', function () {
+describe('cordon and drain across instances (SQLite record, Redis hot state)', function () {
   this.timeout(30_000);
   const prefix = testPrefix();
   let stack: Stack;
@@ -254,7 +254,7 @@ describe('cordon and drain across instances (Redis store)', function () {
     stack = await startStack({
       chains: [L1],
       adminToken: TOKEN,
-      storeYaml: `{ kind: redis, url: "${REDIS_URL}", prefix: "${prefix}", timeoutMs: 500 }`,
+      hotYaml: redisHot(prefix, 'timeoutMs: 500'),
     });
   });
   after(async () => {

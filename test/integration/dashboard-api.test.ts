@@ -1,18 +1,17 @@
-// The dashboard's JSON APIs against a real gateway, devnet nodes and the file store
-// (and once through Redis): sign-in and its refusals, sessions, CSRF, keys created,
+// The dashboard's JSON APIs against a real gateway, devnet nodes and a SQLite record
+// (and once with the Redis hot state): sign-in and its refusals, sessions, CSRF, keys created,
 // rotated and revoked taking effect on the chain endpoints at once, usage matching
 // the calls made, one account walled off from another, and the operator view.
 // Time is a clock the tests move.
 
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
-import { readFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import WebSocket from 'ws';
 import type { Gateway } from '../../src/app/gateway.js';
-import { get, rpc, startStack, type Stack } from '../support/harness.js';
+import { get, redisHot, rpc, startStack, type Stack } from '../support/harness.js';
+import { recordBytes } from '../support/record.js';
 import { BLOCK_NUMBER, DASHBOARD_TIERS, DashboardClient, errorCode } from '../support/dashboard-client.js';
-import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../support/redis.js';
+import { deleteUnderPrefix, testPrefix } from '../support/redis.js';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789';
 const MINUTE = 60_000;
@@ -117,11 +116,11 @@ describe('dashboard API', function () {
       expect(errorCode(again)).to.equal('SIGNIN_FAILED');
     });
 
-    it('stores only digests: no token or session id in the accounts file', async () => {
+    it('stores only digests: no token or session id in the record', async () => {
       const token = await tokenFor(stack.gateway, 'acme');
       const client = new DashboardClient(origin);
       await client.signIn(token);
-      const text = await readFile(stack.gateway.config.store.path.replace(/\.json$/, '.accounts.json'), 'utf8');
+      const text = (await recordBytes(stack.gateway.config.store.record.path)).toString('latin1');
       expect(text).to.not.contain(token);
       expect(text).to.not.contain(client.cookies.get('nr_session'));
       expect(text).to.not.contain(client.csrf);
@@ -516,7 +515,7 @@ describe('dashboard on its own port', function () {
   });
 });
 
-describe('dashboard with the Redis store', function () {
+describe('dashboard on one record with the Redis hot state', function () {
   this.timeout(30_000);
   const prefix = testPrefix();
   let stack: Stack;
@@ -525,7 +524,7 @@ describe('dashboard with the Redis store', function () {
   before(async () => {
     stack = await startStack({
       dashboardYaml: '{ enabled: true }',
-      storeYaml: `{ kind: redis, url: "redis://127.0.0.1:6379", prefix: "${prefix}", timeoutMs: 500 }`,
+      hotYaml: redisHot(prefix, 'timeoutMs: 500'),
     });
     other = await stack.startAnother();
   });
@@ -554,10 +553,8 @@ describe('dashboard with the Redis store', function () {
     const listed = await onA.get('/keys');
     expect(listed.text).to.contain((created.json.record as { id: string }).id);
 
-    const r = new Redis(REDIS_URL);
-    const stored = await r.keys(`${prefix}ss:*`);
-    r.disconnect();
-    expect(stored.length).to.be.greaterThan(0);
-    expect(stored.join(' ')).to.not.contain(onA.cookies.get('nr_session'));
+    // Sessions are the record's (one file both instances read), kept by digest.
+    const record = (await recordBytes(stack.gateway.config.store.record.path)).toString('latin1');
+    expect(record).to.not.contain(onA.cookies.get('nr_session'));
   });
 });

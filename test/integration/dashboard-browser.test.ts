@@ -1,6 +1,6 @@
 // The dashboard in a real browser: Debian's Chromium, headless, driven by
 // playwright-core (no browser download), against a real gateway, devnet nodes and
-// the file store. One browser for the file; each test opens its own context (its
+// a SQLite record. One browser for the file; each test opens its own context (its
 // own cookies). Screenshots of each main view go to test-output/screenshots/.
 // CI installs Chromium (.ci/run); a machine without it fails here, never skips.
 // Callbacks given to page.evaluate run in the page: they see the DOM's types.

@@ -9,7 +9,16 @@ import { expect } from 'chai';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
-import { configYaml, DEFAULT_TIERS, L1_FULL_AND_ARCHIVE, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
+import {
+  configYaml,
+  DEFAULT_TIERS,
+  L1_FULL_AND_ARCHIVE,
+  rpc,
+  startStack,
+  storeYaml,
+  type ChainSpec,
+  type Stack,
+} from '../support/harness.js';
 
 const REFUSAL = 'Node administration methods are not served on this endpoint';
 const A = '0x5fbdb2315678afecb367f032d93f642f64180aa3';
@@ -165,7 +174,7 @@ describe('node administration and keystore denylist; state overrides on contract
         file,
         configYaml([CHAINS[0] as ChainSpec, bad], urls, {
           tiers: DEFAULT_TIERS,
-          storeYaml: `{ kind: file, path: "${join(stack.dir, 'bad.json')}" }`,
+          storeYaml: storeYaml(join(stack.dir, 'bad.db')),
           probeIntervalMs: 60_000,
         }),
       );

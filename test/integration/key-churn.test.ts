@@ -1,13 +1,13 @@
 // Limits hold per account, not per key, through the real gateway over HTTP: an
 // account that creates, uses and revokes keys in a loop gets its daily quota and its
-// rate once, whatever the number of keys (file store with the memory limiter, and
-// Redis); the revoked keys' usage stays in the account's usage (dashboard and
+// rate once, whatever the number of keys (the memory hot state, and the Redis
+// one); the revoked keys' usage stays in the account's usage (dashboard and
 // operator view). Key changes themselves are paced per account, within a cap on
 // active keys, from the dashboard and the admin API alike. Time is a clock the
 // tests move.
 
 import { expect } from 'chai';
-import { rpc, startStack, type Stack } from '../support/harness.js';
+import { redisHot, rpc, startStack, type Stack } from '../support/harness.js';
 import { BLOCK_NUMBER, DashboardClient } from '../support/dashboard-client.js';
 import { deleteUnderPrefix, testPrefix } from '../support/redis.js';
 import { until } from '../support/until.js';
@@ -28,8 +28,8 @@ interface Churned {
 describe('limits per account under key churn', function () {
   this.timeout(60_000);
 
-  for (const store of ['file', 'redis'] as const) {
-    describe(`${store} store`, () => {
+  for (const store of ['memory', 'redis'] as const) {
+    describe(`${store} hot state`, () => {
       const prefix = testPrefix();
       let clock = Date.now();
       let stack: Stack;
@@ -43,7 +43,7 @@ describe('limits per account under key churn', function () {
           dashboardYaml: '{ enabled: true }',
           // Pacing of key changes has its own test below: here only the limits on calls hold.
           keysYaml: 'changesBurst: 1000',
-          storeYaml: store === 'redis' ? `{ kind: redis, url: "redis://127.0.0.1:6379", prefix: "${prefix}", timeoutMs: 500 }` : undefined,
+          hotYaml: store === 'redis' ? redisHot(prefix, 'timeoutMs: 500') : undefined,
         });
         await stack.gateway.accounts.create({ name: 'churner', tiers: 'quota,paced', defaultTier: 'quota' });
       });
@@ -115,8 +115,8 @@ describe('limits per account under key churn', function () {
           keys: Array<{ state: string; today: { calls: number } }>;
           byTier: Array<{ tier: string; today: { calls: number; limited: number }; quota: { daily: number | null } }>;
         };
-        // With the Redis store, calls are counted in leases and written when a lease ends
-        // (every store.leaseMs): read the usage once they have been.
+        // With the Redis hot state, calls are counted in leases and written when a lease ends
+        // (every store.hot.leaseMs): read the usage once they have been.
         let report: Report | undefined;
         await until(
           async () => {

@@ -2,7 +2,7 @@
 // usage. Time is a clock the tests move: nothing waits for a limit to refill.
 
 import { expect } from 'chai';
-import { readFile } from 'node:fs/promises';
+import { recordUsage } from '../support/record.js';
 import { get, rpc, startStack, type Stack } from '../support/harness.js';
 
 const TOKEN = 'test-admin-token-0123456789';
@@ -260,10 +260,7 @@ describe('keys, tiers and quotas', function () {
         { day: '2026-06-20', chain: 'l1', calls: 6, errors: 1, limited: 2 },
       ]);
       await stack.gateway.close();
-      const file = JSON.parse(await readFile(stack.gateway.config.store.path.replace(/\.json$/, '.usage.json'), 'utf8')) as {
-        usage: Record<string, unknown[]>;
-      };
-      expect(file.usage[id]).to.have.length(2);
+      expect(recordUsage(stack.gateway.config.store.record.path)[id]).to.have.length(2);
     });
   });
 });

@@ -1,5 +1,5 @@
-// Scale-out through a real Redis (127.0.0.1:6379): two gateway instances hold one
-// limit, spending leases of tokens taken from Redis (the default), see each other's
+// Scale-out through a real Redis (127.0.0.1:6379) as the hot state, beside one SQLite
+// record: two gateway instances hold one limit, spending leases of tokens taken from Redis (the default), see each other's
 // revocations and add up usage; a quota is exact in total, what a lease did not spend
 // goes back when it ends or its instance closes; with Redis cut away each failure
 // policy behaves as promised, and both recover when it returns.
@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import type { Gateway } from '../../src/app/gateway.js';
-import { get, L1_FULL_AND_ARCHIVE, rpc, startStack, type ChainSpec, type Stack } from '../support/harness.js';
+import { get, L1_FULL_AND_ARCHIVE, redisHot, rpc, startStack, storeYaml, type ChainSpec, type Stack } from '../support/harness.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { lastLine, runCli } from '../support/cli.js';
 import { RpcSocket, refusal, wsUrl } from '../support/ws-client.js';
@@ -37,7 +37,7 @@ describe('scale-out through Redis', function () {
       tiers: TIERS,
       now: () => clock,
       // A generous timeout: a Redis call timing out on a loaded machine would fall back to local limits (fail-open), by design looser.
-      storeYaml: `{ kind: redis, url: "redis://127.0.0.1:6379", prefix: "${prefix}", timeoutMs: 3000, instances: 2 }`,
+      hotYaml: redisHot(prefix, 'timeoutMs: 3000, instances: 2'),
     });
     other = await stack.startAnother();
   });
@@ -173,11 +173,11 @@ describe('scale-out through Redis', function () {
     expect(rows.map((r) => [r.chain, r.calls])).to.deep.equal([['l1', 7]]);
   });
 
-  it('moves keys between the file store and Redis without values', async () => {
-    const file = `${stack.dir}/file.yaml`;
+  it('moves keys between records without values', async () => {
+    const file = `${stack.dir}/other.yaml`;
     const { writeFile, readFile } = await import('node:fs/promises');
     const redisText = await readFile(stack.configFile, 'utf8');
-    await writeFile(file, redisText.replace(/^store: .*$/m, `store: { kind: file, path: "${stack.dir}/exported.json" }`));
+    await writeFile(file, redisText.replace(/^store: .*$/m, `store: ${storeYaml(`${stack.dir}/exported.db`)}`));
     const created = await runCli(['keys', 'create', '--config', file, '--account', 'moved', '--tier', 'enterprise']);
     const value = lastLine(created.stdout);
     const exported = await runCli(['keys', 'export', '--config', file]);
@@ -186,7 +186,7 @@ describe('scale-out through Redis', function () {
     await writeFile(`${stack.dir}/keys.jsonl`, exported.stdout);
     const imported = await runCli(['keys', 'import', `${stack.dir}/keys.jsonl`, '--config', stack.configFile]);
     expect(imported.stderr).to.equal('');
-    expect(imported.stdout).to.contain('imported 1 keys into the redis store');
+    expect(imported.stdout).to.contain('imported 1 keys into the sqlite record');
     expect((await callOn(other, value)).status).to.equal(200);
   });
 
@@ -199,10 +199,10 @@ describe('scale-out through Redis', function () {
 
     before(async () => {
       await proxy.start();
-      const store = (policy: string) =>
+      const hot = (policy: string) =>
         `{ kind: redis, url: "redis://127.0.0.1:${proxy.port}", prefix: "${prefix}", timeoutMs: 1000, onFailure: ${policy}, instances: 2, leaseMs: 50 }`;
-      open = await startStack({ chains: CHAINS, tiers: TIERS, storeYaml: store('fail-open') });
-      closed = await startStack({ chains: CHAINS, tiers: TIERS, storeYaml: store('fail-closed') });
+      open = await startStack({ chains: CHAINS, tiers: TIERS, hotYaml: hot('fail-open') });
+      closed = await startStack({ chains: CHAINS, tiers: TIERS, hotYaml: hot('fail-closed') });
       keyOpen = open.key;
       keyClosed = closed.key;
       // Both keys are cached now.
@@ -228,6 +228,13 @@ describe('scale-out through Redis', function () {
       expect((await get(open.admin('/metrics'))).text).to.match(/noderouter_store_up 0/);
       expect((await get(closed.admin('/health/ready'))).status).to.equal(503);
       expect((await get(open.admin('/health/ready'))).status).to.equal(200);
+    });
+
+    it('reads keys from the record while Redis is away: a key made now works, one revoked now is refused', async () => {
+      const made = await open.createKey('enterprise');
+      expect((await callOn(open.gateway, made.value)).status).to.equal(200);
+      await open.gateway.keys.revoke(made.id);
+      expect((await callOn(open.gateway, made.value)).status).to.equal(401);
     });
 
     it('recovers by itself when Redis returns', async () => {

@@ -10,9 +10,9 @@ import { expect } from 'chai';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openFileKeyStore } from '../../src/auth/file-key-store.js';
+import { recordKey } from '../support/record.js';
 import { startDevnet, type Devnet } from '../../src/devnet/index.js';
-import { configYaml, DEFAULT_TIERS } from '../support/harness.js';
+import { configYaml, DEFAULT_TIERS, storeYaml } from '../support/harness.js';
 import { KeepAliveConnection } from '../support/keep-alive.js';
 import { serve } from '../support/serve.js';
 import { until } from '../support/until.js';
@@ -72,9 +72,7 @@ describe('shutdown at saturation', function () {
   before(async () => {
     devnet = await startDevnet([{ network: 'a', family: 'evm', name: 'sat-a-1', role: 'full' }], { blockTimeMs: 0, noControl: true });
     dir = await mkdtemp(join(tmpdir(), 'noderouter-saturation-'));
-    const store = await openFileKeyStore(join(dir, 'keys.json'));
-    key = (await store.create({ account: 'load', tier: 'enterprise' })).value;
-    await store.close();
+    key = (await recordKey(join(dir, 'noderouter.db'), { account: 'load', tier: 'enterprise' })).value;
   });
   after(async () => {
     await devnet.close();
@@ -91,7 +89,7 @@ describe('shutdown at saturation', function () {
           new Map([['sat-a-1', devnet.node('sat-a-1').url]]),
           {
             tiers: DEFAULT_TIERS,
-            storeYaml: `{ kind: file, path: "${join(dir, 'keys.json')}" }`,
+            storeYaml: storeYaml(join(dir, 'noderouter.db')),
             probeIntervalMs: 60_000,
             serverYaml: `workers: ${workers}, shutdownDelayMs: 300, shutdownTimeoutMs: 20000, shutdownIdleMs: 1000`,
           },

@@ -5,13 +5,13 @@
 // load no request goes unanswered and no connection is reset.
 
 import { expect } from 'chai';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
-import { openFileKeyStore } from '../../src/auth/file-key-store.js';
 import { startDevnet, type Devnet } from '../../src/devnet/index.js';
-import { configYaml, DEFAULT_TIERS, get, rpc } from '../support/harness.js';
+import { configYaml, DEFAULT_TIERS, get, rpc, storeYaml } from '../support/harness.js';
+import { recordKeys, recordUsage } from '../support/record.js';
 import { KeepAliveConnection, type KeptAnswer } from '../support/keep-alive.js';
 import { serve } from '../support/serve.js';
 import { until } from '../support/until.js';
@@ -31,7 +31,7 @@ describe('graceful shutdown', function () {
   });
 
   it('drains in-flight requests, flushes usage and exits 0 on SIGTERM', async () => {
-    const storePath = join(dir, 'keys.json');
+    const storePath = join(dir, 'keys.db');
     const file = join(dir, 'gateway.yaml');
     await writeFile(
       file,
@@ -40,13 +40,13 @@ describe('graceful shutdown', function () {
         new Map([['s-full-1', devnet.node('s-full-1').url]]),
         {
           tiers: DEFAULT_TIERS,
-          storeYaml: `{ kind: file, path: "${storePath}" }`,
+          storeYaml: storeYaml(storePath),
           probeIntervalMs: 60_000,
           serverYaml: 'shutdownDelayMs: 50',
         },
       ),
     );
-    const store = await openFileKeyStore(storePath);
+    const store = recordKeys(storePath);
     const { record, value } = await store.create({ account: 'a', tier: 'enterprise' });
     await store.close();
 
@@ -62,8 +62,7 @@ describe('graceful shutdown', function () {
     expect(res.status).to.equal(200);
     expect((res.json as { id: number; result: string }).result).to.match(/^0x/);
     expect(await exited).to.equal(0);
-    const usage = JSON.parse(await readFile(join(dir, 'keys.usage.json'), 'utf8')) as { usage: Record<string, Array<{ calls: number }>> };
-    expect(usage.usage[record.id]?.[0]?.calls).to.equal(1);
+    expect(recordUsage(storePath)[record.id]?.[0]?.calls).to.equal(1);
     await devnet.node('s-full-1').clearFaults();
   });
 
@@ -75,7 +74,7 @@ describe('graceful shutdown', function () {
       ],
       { blockTimeMs: 0, noControl: true },
     );
-    const storePath = join(dir, 'keys-load.json');
+    const storePath = join(dir, 'keys-load.db');
     const file = join(dir, 'load.yaml');
     await writeFile(
       file,
@@ -87,13 +86,13 @@ describe('graceful shutdown', function () {
         new Map([...load.nodes.values()].map((n) => [n.name, n.url])),
         {
           tiers: DEFAULT_TIERS,
-          storeYaml: `{ kind: file, path: "${storePath}" }`,
+          storeYaml: storeYaml(storePath),
           probeIntervalMs: 60_000,
           serverYaml: 'shutdownDelayMs: 2500, shutdownTimeoutMs: 20000',
         },
       ),
     );
-    const store = await openFileKeyStore(storePath);
+    const store = recordKeys(storePath);
     const { value } = await store.create({ account: 'a', tier: 'enterprise' });
     await store.close();
     const { url, admin, child, exited } = await serve(['--config', file], { timeoutMs: 15_000 });
@@ -158,7 +157,7 @@ describe('graceful shutdown', function () {
   });
 
   it('reloads when the config file changes and on SIGHUP', async () => {
-    const storePath = join(dir, 'keys2.json');
+    const storePath = join(dir, 'keys2.db');
     const file = join(dir, 'watched.yaml');
     const chain = (path: string) => ({
       name: path.slice(1),
@@ -169,12 +168,12 @@ describe('graceful shutdown', function () {
     const yaml = (paths: string[]) =>
       configYaml(paths.map(chain), new Map([['s-full-1', devnet.node('s-full-1').url]]), {
         tiers: DEFAULT_TIERS,
-        storeYaml: `{ kind: file, path: "${storePath}" }`,
+        storeYaml: storeYaml(storePath),
         probeIntervalMs: 60_000,
         serverYaml: 'shutdownDelayMs: 50',
       });
     await writeFile(file, yaml(['/a']));
-    const store = await openFileKeyStore(storePath);
+    const store = recordKeys(storePath);
     const { value } = await store.create({ account: 'a', tier: 'enterprise' });
     await store.close();
     const { url, child, exited } = await serve(['--config', file], { timeoutMs: 15_000 });

@@ -38,7 +38,7 @@ describe('a third-party plugin loaded by package name', function () {
   const configText = (options: string): string => `
 server: { host: 127.0.0.1, port: 0, adminHost: 127.0.0.1, adminPort: 0 }
 log: { level: silent }
-store: { kind: file, path: "${join(dir, 'keys.json')}" }
+store: { record: { kind: sqlite, path: "${join(dir, 'noderouter.db')}" } }
 tiers:
   t: { rate: unlimited, burst: unlimited, daily: 100 }
 chains:

@@ -8,17 +8,16 @@
 
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { watch, type FSWatcher } from 'node:fs';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openFileKeyStore } from '../../src/auth/file-key-store.js';
 import { startDevnet, type Devnet } from '../../src/devnet/index.js';
 import { Metrics } from '../../src/ops/metrics/metrics.js';
 import { checkAll } from '../support/dashboards.js';
-import { configYaml, get } from '../support/harness.js';
+import { configYaml, get, redisHot, storeYaml } from '../support/harness.js';
+import { recordKeys, recordUsage } from '../support/record.js';
 import { parseExposition } from '../support/promql.js';
 import { deleteUnderPrefix } from '../support/redis.js';
 import { serve, type Served } from '../support/serve.js';
@@ -190,21 +189,16 @@ describe('server.workers: 2', function () {
   let socketKey: string;
   /** Calls answered 200 on /l1 so far: /metrics must count exactly these. */
   let answeredOk = 0;
-  /** Process ids in the names of the last-use file's temp files: the processes that wrote it. */
-  const lastUseWriters = new Set<number>();
-  let watcher: FSWatcher;
+  /** The SQLite record the primary and its workers share. */
+  let recordPath: string;
   /** Key id → when its last use was made (ms), for the keys of the last-use test. */
   const usedAt = new Map<string, number>();
 
   before(async () => {
     devnet = await startDevnet([{ network: 'l1', family: 'evm', name: 'w-full-1', role: 'full' }], { blockTimeMs: 0, noControl: true });
     dir = await mkdtemp(join(tmpdir(), 'noderouter-workers-'));
-    // Every write of the last-use file goes through a temp file named after the writing process.
-    watcher = watch(dir, (_event, name) => {
-      const m = /^keys\.lastused\.json\.(\d+)-[0-9a-f]+\.tmp$/.exec(name ?? '');
-      if (m !== null) lastUseWriters.add(Number(m[1]));
-    });
-    const storePath = join(dir, 'keys.json');
+    recordPath = join(dir, 'keys.db');
+    const storePath = recordPath;
     file = join(dir, 'gateway.yaml');
     const config = (extra = ''): string =>
       configYaml(
@@ -213,12 +207,12 @@ describe('server.workers: 2', function () {
           ...(extra === '' ? [] : [{ name: extra, plugin: 'evm', path: `/${extra}`, nodes: [{ name: 'w-again-1', sameAs: 'w-full-1' }] }]),
         ],
         new Map([['w-full-1', devnet.node('w-full-1').url]]),
-        clusterOptions(`{ kind: file, path: "${storePath}" }`, 300),
+        clusterOptions(storeYaml(storePath), 300),
       );
     yaml = config();
     await writeFile(file, yaml);
     reloaded = config('l1-again');
-    const store = await openFileKeyStore(storePath);
+    const store = recordKeys(storePath);
     enterprise = (await store.create({ account: 'big', tier: 'enterprise' })).value;
     const q = await store.create({ account: 'counted', tier: 'quota' });
     quotaKey = { id: q.record.id, value: q.value };
@@ -231,7 +225,6 @@ describe('server.workers: 2', function () {
     served = await serve(['--config', file], { workers: true, timeoutMs: 90_000 });
   });
   after(async () => {
-    watcher.close();
     await stopAll(served, devnet, dir);
   });
 
@@ -469,21 +462,21 @@ describe('server.workers: 2', function () {
     expect((await held).status).to.equal(200);
     expect(await served.exited).to.equal(0);
     for (const pid of served.pids) expect(alive(pid)).to.equal(false);
-    const usage = JSON.parse(await readFile(join(dir, 'keys.usage.json'), 'utf8')) as {
-      usage: Record<string, Array<{ calls: number; limited: number }>>;
-    };
-    expect(usage.usage[quotaKey.id]?.[0]).to.include({ calls: 20, limited: 40 });
+    expect(recordUsage(recordPath)[quotaKey.id]?.[0]).to.include({ calls: 20, limited: 40 });
   });
-  it('leaves the last-use file written by the primary alone, with every worker’s last uses in it', async () => {
-    const pid = served.child.pid as number;
-    expect([...lastUseWriters]).to.deep.equal([pid]);
-    const file = JSON.parse(await readFile(join(dir, 'keys.lastused.json'), 'utf8')) as { lastUsed: Record<string, number> };
+  it('leaves every worker’s last uses in the record, written by the primary', async () => {
     expect(usedAt.size).to.be.greaterThan(7);
-    for (const [id, at] of usedAt) expect(file.lastUsed[id], id).to.be.at.least(at);
+    const keys = recordKeys(recordPath);
+    try {
+      const lastUsed = new Map((await keys.list()).map((r) => [r.id, r.lastUsedAt === undefined ? 0 : Date.parse(r.lastUsedAt)]));
+      for (const [id, at] of usedAt) expect(lastUsed.get(id), id).to.be.at.least(at);
+    } finally {
+      await keys.close();
+    }
   });
 });
 
-describe('server.workers: 2 on the Redis store', function () {
+describe('server.workers: 2 on the Redis hot state', function () {
   this.timeout(120_000);
   const prefix = `nrtest:${randomBytes(4).toString('hex')}:`;
   let devnet: Devnet;
@@ -499,7 +492,7 @@ describe('server.workers: 2 on the Redis store', function () {
       configYaml(
         [{ name: 'l1', plugin: 'evm', path: '/l1', nodes: [{ name: 'r-full-1', role: 'full' }] }],
         new Map([['r-full-1', devnet.node('r-full-1').url]]),
-        clusterOptions(`{ kind: redis, url: "redis://127.0.0.1:6379", prefix: "${prefix}", timeoutMs: 500 }`, 0),
+        clusterOptions(storeYaml(join(dir, 'noderouter.db'), redisHot(prefix, 'timeoutMs: 500')), 0),
       ),
     );
     served = await serve(['--config', file], { workers: true, timeoutMs: 90_000 });
@@ -572,7 +565,9 @@ describe('server.workers: auto', function () {
     const onOwnPorts = (await onFreePorts(shipped)).replace(/^( {2}controlPort:) \d+/m, '$1 0');
     await writeFile(
       file,
-      onOwnPorts.replace(/^server:\n/m, 'server:\n  workers: auto\n').replace(/path: \.\.\/data\/keys\.json/, 'path: ./data/keys.json'),
+      onOwnPorts
+        .replace(/^server:\n/m, 'server:\n  workers: auto\n')
+        .replace(/path: \.\.\/data\/noderouter\.db/, 'path: ./data/noderouter.db'),
     );
     const s = await serve(['--devnet', '--config', file], {
       env: { PORT: '0', ADMIN_PORT: '0', GRPC_PORT: '0' },
@@ -609,7 +604,7 @@ describe('server.workers: 2 with agreement', function () {
     );
     await devnet.node('ag-full-2').setFaults({ lie: true });
     dir = await mkdtemp(join(tmpdir(), 'noderouter-workers-agree-'));
-    const storePath = join(dir, 'keys.json');
+    const storePath = join(dir, 'keys.db');
     const file = join(dir, 'gateway.yaml');
     await writeFile(
       file,
@@ -624,10 +619,10 @@ describe('server.workers: 2 with agreement', function () {
           },
         ],
         new Map(NODES.map((n) => [n, devnet.node(n).url])),
-        clusterOptions(`{ kind: file, path: "${storePath}" }`, 300),
+        clusterOptions(storeYaml(storePath), 300),
       ),
     );
-    const store = await openFileKeyStore(storePath);
+    const store = recordKeys(storePath);
     key = (await store.create({ account: 'agree', tier: 'enterprise' })).value;
     await store.close();
     served = await serve(['--config', file], { workers: true, timeoutMs: 90_000 });

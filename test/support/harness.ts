@@ -1,6 +1,6 @@
 // A whole stack for integration tests: devnet nodes on ephemeral loopback ports, a
 // config file written for them, a real gateway (traffic + admin listeners) and keys
-// created in its real file store. Everything is closed by `close()`.
+// created in its real record (a SQLite file in the stack's temp folder). Everything is closed by `close()`.
 
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -130,6 +130,16 @@ export const DEFAULT_TIERS = `
   enterprise: { rate: unlimited, burst: unlimited, maxBatch: 1000, archive: true }
 `;
 
+/** The `store:` mapping of a SQLite record at `path` with this hot state (flow YAML of `store.hot`; memory by default). */
+export function storeYaml(path: string, hot = '{ kind: memory }'): string {
+  return `{ record: { kind: sqlite, path: "${path}" }, hot: ${hot} }`;
+}
+
+/** The Redis hot state on the test Redis under `prefix`, with more settings (flow YAML members). */
+export function redisHot(prefix: string, extra = ''): string {
+  return `{ kind: redis, url: "redis://127.0.0.1:6379", prefix: "${prefix}"${extra === '' ? '' : `, ${extra}`} }`;
+}
+
 export interface StackOptions {
   readonly chains?: readonly ChainSpec[];
   readonly tiers?: string;
@@ -146,8 +156,10 @@ export interface StackOptions {
   readonly logger?: Logger;
   /** Extra `server:` settings (flow YAML members, e.g. "maxResponseBytes: 65536"). */
   readonly serverYaml?: string;
-  /** The `store:` mapping (flow YAML); the file store in a temp dir by default. */
+  /** The `store:` mapping (flow YAML); a SQLite record in the temp dir with the memory hot state by default (storeYaml.ts). */
   readonly storeYaml?: string;
+  /** The `store.hot:` mapping (flow YAML) beside the stack's SQLite record, e.g. redisHot(prefix); memory by default. */
+  readonly hotYaml?: string;
   /** The `dashboard:` mapping (flow YAML), e.g. "{ enabled: true }"; absent = off. */
   readonly dashboardYaml?: string;
   /** Extra `keys:` settings (flow YAML members, e.g. "rotationGraceSeconds: 600"). */
@@ -267,12 +279,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const urls = new Map([...devnet.nodes.values()].map((n) => [n.name, n.url]));
   for (const [name, url] of options.externalNodes ?? []) urls.set(name, url);
   const configFile = join(dir, 'gateway.yaml');
-  const storePath = join(dir, 'keys.json');
+  const recordPath = join(dir, 'noderouter.db');
   await writeFile(
     configFile,
     configYaml(chains, urls, {
       tiers: options.tiers ?? DEFAULT_TIERS,
-      storeYaml: options.storeYaml ?? `{ kind: file, path: "${storePath}" }`,
+      storeYaml: options.storeYaml ?? storeYaml(recordPath, options.hotYaml),
       probeIntervalMs: options.probeIntervalMs ?? 60_000,
       extraYaml: options.extraYaml,
       adminToken: options.adminToken,

@@ -4,11 +4,16 @@
 // one file, started at the same moment.
 
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { KeyRepository } from '../../src/auth/key-repository.js';
+import type { NewKey } from '../../src/auth/key-store.js';
 import { SqliteDatabase, type SqliteOptions } from '../../src/record/sqlite-database.js';
+import { openSqliteKeyStore } from '../../src/record/sqlite-key-store.js';
+import type { UsageRow } from '../../src/quota/usage.js';
+import { readUsage } from '../../src/record/sqlite-usage-store.js';
 
 export interface TempRecord {
   readonly dir: string;
@@ -71,4 +76,45 @@ export async function runTogether(tasks: ReadonlyArray<readonly string[]>): Prom
   const start = Date.now() + 200;
   for (const c of children) c.child.stdin.end(`${start}\n`);
   return Promise.all(children.map((c) => c.done));
+}
+
+/** A key made in the SQLite record at `path` (as `keys create` makes one); its value is returned here only. */
+export async function recordKey(path: string, input: NewKey): Promise<{ id: string; value: string }> {
+  const db = SqliteDatabase.open(path);
+  const keys = openSqliteKeyStore(db);
+  try {
+    const { record, value } = await keys.create(input);
+    return { id: record.id, value };
+  } finally {
+    await keys.close();
+    db.close();
+  }
+}
+
+/** Every usage row the record at `path` holds, by key. */
+export function recordUsage(path: string): Record<string, UsageRow[]> {
+  const db = SqliteDatabase.open(path);
+  try {
+    return readUsage(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** The bytes of the record at `path` and its write-ahead log: what a secret must never be found in. */
+export async function recordBytes(path: string): Promise<Buffer> {
+  const parts = await Promise.all([path, `${path}-wal`].map((p) => readFile(p).catch(() => Buffer.alloc(0))));
+  return Buffer.concat(parts);
+}
+
+/** The key store of the SQLite record at `path`, as the CLI opens it; closing it closes the file too. */
+export function recordKeys(path: string): KeyRepository {
+  const db = SqliteDatabase.open(path);
+  const keys = openSqliteKeyStore(db);
+  const close = keys.close.bind(keys);
+  keys.close = async () => {
+    await close();
+    db.close();
+  };
+  return keys;
 }

@@ -41,7 +41,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   cache: [],
   pool: ['config', 'grpc-wire', 'plugin'],
   ops: ['chain', 'config', 'control-errors.ts', 'package-root.ts', 'pool', 'store'],
-  record: ['accounts', 'auth', 'ops', 'quota'],
+  record: ['accounts', 'auth', 'control-errors.ts', 'ops', 'quota'],
   exec: ['auth', 'cache', 'chain', 'config', 'errors.ts', 'grpc-wire', 'jsonrpc', 'ops', 'plugin', 'pool', 'quota'],
   subscriptions: ['config', 'errors.ts', 'exec', 'jsonrpc', 'plugin', 'pool'],
   chain: ['cache', 'config', 'exec', 'ops', 'plugin', 'pool', 'subscriptions'],

@@ -15,6 +15,7 @@ import { CONTROL_ERRORS, isControlCode, type ControlCode } from '../../src/contr
 import { GatewayError } from '../../src/errors.js';
 import { controlErrors } from '../../src/admin/json-api.js';
 import { HoldError } from '../../src/ops/holds/node-holds.js';
+import { RecordConflictError } from '../../src/record/sqlite-rows.js';
 
 describe('control plane error catalogue', () => {
   it('gives every refusal class its code, status and exit code', () => {
@@ -29,6 +30,7 @@ describe('control plane error catalogue', () => {
       [new HoldError('NODE_NOT_FOUND', 'no node'), 'NODE_NOT_FOUND'],
       [new HoldError('STORE_UNAVAILABLE', 'try again'), 'STORE_UNAVAILABLE'],
       [new UsageError('unknown command'), 'INVALID_INPUT'],
+      [new RecordConflictError(['key key_a'], 'differs'), 'RECORD_CONFLICT'],
     ];
     for (const [err, code] of cases) {
       expect(err.code, err.name).to.equal(code);

@@ -1,6 +1,7 @@
-// Where operators' holds on nodes (cordon, drain) are kept, by "chain/node", so they
-// outlive reloads and restarts: beside the key file for the file store (one instance),
-// or in a Redis hash shared by every instance, with a pub/sub announcement after each
+// Operators' holds on nodes (cordon, drain), by "chain/node": the contract, and where
+// the file and Redis stores of earlier versions kept them (read now to adopt them into
+// the record, which keeps them: record/sqlite-holds.ts). Beside the key file for the
+// file store (one instance), or in a Redis hash shared by every instance, with a pub/sub announcement after each
 // change so the others apply it at once (and a full re-read after every reconnect, as
 // announcements sent meanwhile are lost). Layout under the prefix: `node-holds` (hash
 // id → JSON) and the channel `node-holds`.

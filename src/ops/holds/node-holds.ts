@@ -2,7 +2,7 @@
 // subscriptions moved off) and uncordon — as the gateway applies them. Holds are kept
 // by chain and node name in the store (ops/holds/hold-store.ts): nodes a reload keeps keep
 // theirs, rebuilt runtimes get theirs by name, a restart reads them back, and every
-// instance sharing a Redis store applies a change as it is announced (and re-reads
+// instance sharing the Redis hot state applies a change as it is announced (and re-reads
 // them all now and then, in case an announcement was lost).
 
 import { ControlError } from '../../control-errors.js';

@@ -281,7 +281,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'noderouter_store_up',
-      help: 'Whether the key and limits store answers (1) or not (0); the file store is always up.',
+      help: 'Whether the hot state (Redis) answers (1) or not (0); the memory hot state is always up.',
       registers: [this.registry],
       aggregator: 'min',
       collect() {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { parseConfig } from '../../../src/config/load.js';
+import type { GatewayConfig } from '../../../src/config/types.js';
 import { configProblems } from '../../support/config-problems.js';
 
 const BASE = `
@@ -21,7 +22,7 @@ describe('config validation', () => {
     expect(c.server.adminPort).to.equal(8081);
     expect(c.chains.hub?.strategy).to.equal('round-robin');
     expect(c.tiers.free?.burst).to.equal(10);
-    expect(c.store.path).to.equal('/etc/data/keys.json');
+    expect(c.store).to.deep.equal({ record: { kind: 'sqlite', path: '/etc/data/noderouter.db' }, hot: { kind: 'memory' } });
     expect(Object.isFrozen(c.chains.hub)).to.equal(true);
   });
 
@@ -426,15 +427,14 @@ chains:
     expect(bad.some((x) => x.startsWith('chains.hub.verify'))).to.equal(true);
   });
 
-  it('leases the Redis store’s limits by default, and reads the exact mode and bad values', async () => {
-    const redis = (extra: string) => `${BASE}store: { kind: redis, url: "redis://127.0.0.1:6379"${extra} }\n`;
-    const c = await parseConfig(redis(''), '/etc/nr.yaml', {});
-    expect([c.store.leaseMs, c.store.leaseTokens]).to.deep.equal([200, 'auto']);
-    const exact = await parseConfig(redis(', leaseTokens: 0, leaseMs: 500'), '/etc/nr.yaml', {});
-    expect([exact.store.leaseMs, exact.store.leaseTokens]).to.deep.equal([500, 0]);
+  it('leases the Redis hot state’s limits by default, and reads the exact mode and bad values', async () => {
+    const redis = (extra: string) => `${BASE}store: { hot: { kind: redis, url: "redis://127.0.0.1:6379"${extra} } }\n`;
+    const leases = (c: GatewayConfig) => (c.store.hot.kind === 'redis' ? [c.store.hot.leaseMs, c.store.hot.leaseTokens] : []);
+    expect(leases(await parseConfig(redis(''), '/etc/nr.yaml', {}))).to.deep.equal([200, 'auto']);
+    expect(leases(await parseConfig(redis(', leaseTokens: 0, leaseMs: 500'), '/etc/nr.yaml', {}))).to.deep.equal([500, 0]);
     expect(await configProblems(redis(', leaseTokens: some, leaseMs: -1'))).to.deep.equal([
-      'store.leaseMs must be an integer from 0 to 10000',
-      'store.leaseTokens must be "auto" or an integer from 0 (0: no leases, every call asks Redis)',
+      'store.hot.leaseMs must be an integer from 0 to 10000',
+      'store.hot.leaseTokens must be "auto" or an integer from 0 (0: no leases, every call asks Redis)',
     ]);
   });
 

@@ -1,0 +1,124 @@
+// The `store` section read into StoreConfig: the record (a database) and the hot state
+// (memory or Redis), configured apart. The single store of earlier versions
+// (`store.kind: file | redis`) is refused with the way to move its data, and every
+// combination that cannot work is refused with its fix. What the settings are is
+// shape.ts's; opening them is src/app/'s.
+
+import { isAbsolute, resolve } from 'node:path';
+import { isTree, type ConfigProblems } from './reader.js';
+import { REDIS_HOT_SETTINGS, type ConfigFile } from './shape.js';
+import type { HotConfig, RecordConfig, StoreConfig } from './types.js';
+
+/** The settings of the one store of earlier versions, directly under `store`. */
+const OLD_SETTINGS = ['kind', 'path', 'url', 'prefix', 'timeoutMs', 'onFailure', 'instances', 'leaseMs', 'leaseTokens'];
+
+const NEW_RECORD = 'record: { kind: sqlite, path: ../data/noderouter.db }';
+
+/** What the file itself wrote under `store.hot` (before defaults are filled in). */
+export interface WrittenStore {
+  readonly hot: readonly string[];
+}
+
+/** A URL as a message may print it: without credentials (else a placeholder). */
+function printable(url: unknown): string {
+  if (typeof url !== 'string') return '<its url>';
+  try {
+    const u = new URL(url);
+    return u.username === '' && u.password === '' ? url : '<its url, with its password>';
+  } catch {
+    return '<its url>';
+  }
+}
+
+/**
+ * Before the shape is checked: the old settings are taken out of `store` (so they are
+ * reported once, with the fix, instead of as unknown settings), and what `store.hot`
+ * names is noted.
+ */
+export function takeOldStore(tree: unknown, base: string, problems: ConfigProblems): WrittenStore {
+  const store = isTree(tree) ? tree.store : undefined;
+  if (!isTree(store)) return { hot: [] };
+  const old = OLD_SETTINGS.filter((k) => k in store);
+  if (old.length > 0) {
+    const kind = store.kind;
+    if (kind === 'redis') {
+      const prefix = typeof store.prefix === 'string' ? store.prefix : 'noderouter:';
+      const url = printable(store.url);
+      problems.add(
+        'store.kind',
+        `is "redis", the single store of earlier versions: keys, accounts and usage now live in the record, and Redis keeps only hot state. ` +
+          `Write store: { ${NEW_RECORD}, hot: { kind: redis, url: ${url}, prefix: "${prefix}" } } (its other Redis settings move under hot unchanged), ` +
+          `then run \`noderouter store migrate --from ${url} --prefix ${prefix}\` before starting, to copy what the Redis store holds into the record`,
+      );
+    } else {
+      const raw = typeof store.path === 'string' ? store.path : 'data/keys.json';
+      const path = isAbsolute(raw) ? raw : resolve(base, raw);
+      problems.add(
+        'store.kind',
+        `is "${typeof kind === 'string' ? kind : 'file'}", the JSON file store of earlier versions, which is now read only to move its data. ` +
+          `Write store: { ${NEW_RECORD}, hot: { kind: memory } }, ` +
+          `then run \`noderouter store migrate --from ${path}\` before starting, to adopt its keys, accounts, usage and holds (every key keeps working)`,
+      );
+    }
+    for (const k of old) delete store[k];
+  }
+  return { hot: isTree(store.hot) ? Object.keys(store.hot) : [] };
+}
+
+function readHot(problems: ConfigProblems, h: ConfigFile['store']['hot'], written: WrittenStore): HotConfig {
+  if (h.kind === 'redis') {
+    return {
+      kind: 'redis',
+      url: h.url ?? '',
+      prefix: h.prefix,
+      timeoutMs: h.timeoutMs,
+      onFailure: h.onFailure,
+      instances: h.instances,
+      leaseMs: h.leaseMs,
+      leaseTokens: h.leaseTokens,
+    };
+  }
+  for (const k of REDIS_HOT_SETTINGS.filter((s) => written.hot.includes(s))) {
+    if (k === 'instances' && h.instances > 1) {
+      problems.add(
+        'store.hot.instances',
+        `is ${h.instances}, but the memory hot state belongs to one instance: instances that share limits need hot: { kind: redis, url: … } (or leave instances out)`,
+      );
+    } else if (k !== 'instances') {
+      problems.add(
+        `store.hot.${k}`,
+        'is a setting of the Redis hot state, which kind: memory does not read: set kind: redis, or leave it out',
+      );
+    }
+  }
+  return { kind: 'memory' };
+}
+
+/** The store as the gateway reads it; `base` anchors a relative record path (the config file's folder). */
+export function readStore(problems: ConfigProblems, s: ConfigFile['store'], base: string, written: WrittenStore): StoreConfig {
+  const path = s.record.path;
+  const record: RecordConfig = { kind: 'sqlite', path: isAbsolute(path) ? path : resolve(base, path) };
+  return { record, hot: readHot(problems, s.hot, written) };
+}
+
+/** A chain's Redis response cache shares the hot state's connection. */
+export function checkRedisCache(
+  problems: ConfigProblems,
+  store: StoreConfig | undefined,
+  chains: readonly { name: string; cache: string }[],
+): void {
+  if (store === undefined || store.hot.kind === 'redis') return;
+  for (const c of chains) {
+    if (c.cache === 'redis') {
+      problems.add(
+        `chains.${c.name}.cache`,
+        'is "redis", which needs store.hot.kind: redis (the cache shares its connection): set store.hot to { kind: redis, url: … }, or use cache: memory',
+      );
+    }
+  }
+}
+
+/** What a store failure does: the Redis hot state's policy; the record and memory have none to choose. */
+export function storeFailurePolicy(store: StoreConfig): 'fail-open' | 'fail-closed' {
+  return store.hot.kind === 'redis' ? store.hot.onFailure : 'fail-open';
+}
