@@ -35,8 +35,8 @@ export interface AdminAppDeps {
   /** Paces key changes per account (the dashboard's budget too). */
   readonly keyChanges: KeyChangeGuard;
   readonly limiter: Limiter;
-  /** Usage history (hourly rollups, failed calls); undefined when the store keeps none. */
-  readonly history?: UsageHistory;
+  /** Usage history (hourly rollups, failed calls). */
+  readonly history: UsageHistory;
   /** The clock of usage history's default range. */
   readonly now?: () => number;
   /** Operators' holds on nodes (cordon, drain). */

@@ -1,8 +1,7 @@
 // The admin API's reading of usage history (src/quota/usage-history.ts): a key's hourly
 // rollups summed per hour, day or over a range and split by method, chain or outcome,
 // and its last failed calls. Behind the admin token (the key API's guard, mounted
-// before these routes). Without a history (a store that keeps none) both answer
-// NOT_FOUND saying so. The `keys usage` command and the dashboard read it later.
+// before these routes). The `keys usage` command and the dashboard read it later.
 
 import type Router from '@koa/router';
 import type { Context } from 'koa';
@@ -23,8 +22,7 @@ import { problem } from './json-api.js';
 
 export interface UsageHistoryApiDeps {
   readonly keys: KeyService;
-  /** Undefined: the store keeps no history. */
-  readonly history: UsageHistory | undefined;
+  readonly history: UsageHistory;
   readonly now: () => number;
 }
 
@@ -37,8 +35,6 @@ const STEP_MS: Readonly<Record<UsageStep, number>> = { hour: HOUR_MS, day: 24 * 
 const DEFAULT_RANGE_MS = 24 * HOUR_MS;
 const FAILED_LIMIT = 100;
 const FAILED_MAX = 1_000;
-
-const NO_HISTORY = 'Usage history is not kept by this store: it needs the SQLite record (docs/operators.md#usage-history)';
 
 function one(ctx: Context, name: string): string | undefined {
   const v = ctx.query[name];
@@ -121,7 +117,6 @@ export function mountUsageHistoryApi(router: Router, deps: UsageHistoryApiDeps):
 
   router.get('/admin/keys/:id/usage/history', async (ctx) => {
     const { history } = deps;
-    if (history === undefined) return problem(ctx, 'NOT_FOUND', NO_HISTORY);
     const id = await keyId(ctx);
     if (id === undefined) return;
     const to = instant(ctx, 'to', deps.now());
@@ -147,7 +142,6 @@ export function mountUsageHistoryApi(router: Router, deps: UsageHistoryApiDeps):
 
   router.get('/admin/keys/:id/failed-calls', async (ctx) => {
     const { history } = deps;
-    if (history === undefined) return problem(ctx, 'NOT_FOUND', NO_HISTORY);
     const id = await keyId(ctx);
     if (id === undefined) return;
     const v = one(ctx, 'limit');

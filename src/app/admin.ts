@@ -33,8 +33,8 @@ export interface AdminContext {
   readonly endpoints: () => EndpointInfo[];
   /** A cluster's primary: the /metrics of every worker with its own. */
   readonly scrape?: () => Promise<string>;
-  /** Usage history the admin API reads; undefined when none is kept. */
-  readonly history?: UsageHistory;
+  /** Usage history the admin API reads. */
+  readonly history: UsageHistory;
 }
 
 export interface AdminListeners {

@@ -30,7 +30,7 @@ export interface StoreBundle {
   /** The Redis connection of the Redis hot state (the response cache may share it). */
   readonly redis: Redis | undefined;
   /** Where this process writes usage history (hourly rollups, the failed-call log): the record's. */
-  readonly history?: UsageHistory;
+  readonly history: UsageHistory;
   /** Whether the hot state's service answers (memory always does). */
   up(): boolean;
   close(): Promise<void>;

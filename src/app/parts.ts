@@ -28,10 +28,10 @@ export interface CoreParts {
   readonly chains: ChainSet;
   readonly holds: NodeHolds;
   readonly probing: Probing;
-  /** Where usage history is kept (GatewayOptions.history, else the store's); undefined: none. */
-  readonly history: UsageHistory | undefined;
+  /** Where usage history is kept (GatewayOptions.history, else the record's). */
+  readonly history: UsageHistory;
   /** Each call's usage, gathered and written to the history every usage.flushInterval; undefined when none is kept. */
-  readonly usage: UsageRollup | undefined;
+  readonly usage: UsageRollup;
 }
 
 export interface CoreContext {
@@ -78,9 +78,8 @@ export async function openCore(config: GatewayConfig, ctx: CoreContext): Promise
   return { services, caches, chains, holds, probing, history, usage: usageRollup(config.usage, history, now, logger) };
 }
 
-/** Rollups over `history`, writing on their interval; none without a history. */
-function usageRollup(config: UsageConfig, history: UsageHistory | undefined, now: () => number, logger: Logger): UsageRollup | undefined {
-  if (history === undefined) return undefined;
+/** Rollups over `history`, writing on their interval. */
+function usageRollup(config: UsageConfig, history: UsageHistory, now: () => number, logger: Logger): UsageRollup {
   const rollup = new UsageRollup(history, {
     flushIntervalMs: config.flushIntervalMs,
     retentionMs: config.retentionMs,

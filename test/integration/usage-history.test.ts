@@ -194,25 +194,3 @@ describe('usage history through the gateway', () => {
     expect((await admin(again, '/admin/keys/nosuchkey/failed-calls')).status).to.equal(404);
   });
 });
-
-describe('usage history without a record that keeps it', () => {
-  let stack: Stack;
-  before(async () => {
-    stack = await startStack({ chains: [L1_FULL_AND_ARCHIVE], adminToken: TOKEN });
-  });
-  after(() => stack.close());
-
-  it('answers NOT_FOUND, saying why', async () => {
-    const { id } = await stack.createKey('enterprise');
-    for (const path of [`/admin/keys/${id}/usage/history`, `/admin/keys/${id}/failed-calls`]) {
-      const got = await admin(stack.gateway, path);
-      expect(got.status).to.equal(404);
-      expect(got.body).to.deep.equal({
-        error: {
-          code: 'NOT_FOUND',
-          message: 'Usage history is not kept by this store: it needs the SQLite record (docs/operators.md#usage-history)',
-        },
-      });
-    }
-  });
-});
