@@ -1,7 +1,8 @@
 // Many instances on one PostgreSQL record (a fresh schema per test) with the Redis hot
 // state: a key made through one instance's admin API works on the other, a revocation
 // through one is refused on the other within the key cache's life, and the usage
-// history both write adds up exactly once both have stopped gracefully.
+// history both write adds up exactly once both have stopped gracefully; and
+// `noderouter store migrate` brings a PostgreSQL record's schema up to date.
 
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
@@ -10,6 +11,9 @@ import { L1_FULL_AND_ARCHIVE, redisHot, rpc, startStack, type Stack } from '../s
 import { PG_URL, tempSchema, type TempSchema } from '../support/pg.js';
 import { deleteUnderPrefix } from '../support/redis.js';
 import { until } from '../support/until.js';
+import { runCli } from '../support/cli.js';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 
 const TOKEN = 'test-admin-token-postgres-record-01';
 /** The key cache's life in this test: a revocation reaches the other instance within it. */
@@ -89,5 +93,25 @@ describe('many instances on a PostgreSQL record', function () {
     expect(rows.map((r) => [r.method, Number(r.calls)])).to.deep.equal([['eth_blockNumber', 12]]);
     const days = await pg.query<{ calls: string }>(`SELECT sum(calls) AS calls FROM ${pg.table('usage_days')} WHERE key_id = $1`, [id]);
     expect(Number(days[0]?.calls)).to.equal(12);
+  });
+
+  it('migrates a PostgreSQL record with the store command, and says so once; export is refused naming what works', async () => {
+    const running = await runCli(['store', 'migrate', '--config', stack.configFile]);
+    expect(running.stderr).to.equal('');
+    expect(running.stdout).to.match(
+      new RegExp(`^record 127\\.0\\.0\\.1:5432/\\S+, schema ${pg.schema} \\(postgres\\): schema version \\d+ \\(up to date\\)$`, 'm'),
+    );
+    const fresh = await tempSchema();
+    try {
+      const file = join(stack.dir, 'fresh.yaml');
+      await writeFile(file, (await readFile(stack.configFile, 'utf8')).replace(`schema: ${pg.schema}`, `schema: ${fresh.schema}`));
+      expect((await runCli(['store', 'migrate', '--config', file])).stdout).to.match(/schema version (\d+) \(applied now: 1, 2, .*\1\)/);
+      expect((await runCli(['store', 'migrate', '--config', file])).stdout).to.match(/schema version \d+ \(up to date\)/);
+      const exported = await runCli(['store', 'export', '--config', file]);
+      expect(exported.code).to.equal(2);
+      expect(exported.stderr).to.contain('store export is not available for a PostgreSQL record yet');
+    } finally {
+      await fresh.cleanup();
+    }
   });
 });
