@@ -2,7 +2,8 @@
 // state: a key made through one instance's admin API works on the other, a revocation
 // through one is refused on the other within the key cache's life, and the usage
 // history both write adds up exactly once both have stopped gracefully; and
-// `noderouter store migrate` brings a PostgreSQL record's schema up to date.
+// `noderouter store migrate` brings a PostgreSQL record's schema up to date. One instance
+// on it with the memory hot state keeps its usage book and history there.
 
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
@@ -111,5 +112,37 @@ describe('many instances on a PostgreSQL record', function () {
     } finally {
       await fresh.cleanup();
     }
+  });
+});
+
+describe('one instance on a PostgreSQL record with the memory hot state', function () {
+  this.timeout(30_000);
+  let pg: TempSchema;
+  let stack: Stack;
+
+  beforeEach(async () => {
+    pg = await tempSchema();
+    stack = await startStack({
+      chains: [L1_FULL_AND_ARCHIVE],
+      storeYaml: `{ record: { kind: postgres, url: "${PG_URL}", schema: ${pg.schema} }, hot: { kind: memory } }`,
+      extraYaml: 'usage: { flushInterval: 5m }',
+    });
+  });
+
+  afterEach(async () => {
+    await stack.close();
+    await pg.cleanup();
+  });
+
+  it('serves its keys and keeps its usage book and history in the record across a restart', async () => {
+    const { id, value } = await stack.createKey('enterprise');
+    for (let i = 0; i < 3; i++) expect(await rpc(`${stack.gateway.url}/l1`, CALL, { apikey: value }).then((r) => r.status)).to.equal(200);
+    await stack.gateway.close();
+    const days = await pg.query<{ calls: string }>(`SELECT sum(calls) AS calls FROM ${pg.table('usage_days')} WHERE key_id = $1`, [id]);
+    expect(Number(days[0]?.calls)).to.equal(3);
+    const again = await stack.startAnother();
+    expect(await rpc(`${again.url}/l1`, CALL, { apikey: value }).then((r) => r.status)).to.equal(200);
+    const usage = await again.services.bundle.limiter.usage(id);
+    expect(usage.reduce((n, r) => n + r.calls, 0)).to.equal(4);
   });
 });
