@@ -255,7 +255,6 @@ export function configYaml(
     opts.adminToken === undefined ? '' : `admin: { token: "${opts.adminToken}" }`,
     opts.dashboardYaml === undefined ? '' : `dashboard: ${opts.dashboardYaml}`,
     `store: ${opts.storeYaml}`,
-    // A test's own cacheTtlMs replaces the stack's (a mapping names a setting once).
     `keys: { ${opts.keysYaml?.includes('cacheTtlMs') === true ? '' : 'cacheTtlMs: 30000, '}negativeTtlMs: 5000${opts.keysYaml === undefined ? '' : `, ${opts.keysYaml}`} }`,
     `tiers:${opts.tiers}`,
     opts.extraYaml ?? '',
