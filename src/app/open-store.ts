@@ -15,7 +15,7 @@ import { openHot, type HotParts, type OpenHotOptions } from './open-hot.js';
 import { openRecord } from './open-record.js';
 
 export interface StoreBundle {
-  /** What keeps the record (sqlite). */
+  /** What keeps the record (sqlite, postgres). */
   readonly record: RecordConfig['kind'];
   /** What keeps the hot state (memory, redis). */
   readonly hot: HotConfig['kind'];
@@ -39,7 +39,7 @@ export interface StoreBundle {
 export type OpenStoreOptions = OpenHotOptions;
 
 export async function openStore(config: StoreConfig, options: OpenStoreOptions): Promise<StoreBundle> {
-  const record = openRecord(config.record, options);
+  const record = await openRecord(config.record, options);
   let hot: HotParts;
   try {
     hot = await openHot(config.hot, record, options);

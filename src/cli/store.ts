@@ -37,7 +37,7 @@ export async function storeCommand(args: ParsedArgs): Promise<number> {
   const command = sub !== undefined && Object.hasOwn(COMMANDS, sub) ? COMMANDS[sub] : undefined;
   if (command === undefined) throw new UsageError(`unknown store command "${sub ?? ''}" (migrate, export, import)`);
   const config = await commandConfig(args);
-  const record = openRecordRows(config.store.record);
+  const record = await openRecordRows(config.store.record);
   try {
     await command(args, config, record);
     return 0;

@@ -293,10 +293,10 @@ const Dashboard = Section(
 const StoreRecord = Section(
   {
     kind: Enum(
-      ['sqlite'],
+      ['sqlite', 'postgres'],
       'sqlite',
       doc(
-        "The record of accounts, key hashes and settings, restrictions, sign-in tokens, sessions, usage and operators' holds: sqlite, one file (the embedded default).",
+        "The record of accounts, key hashes and settings, restrictions, sign-in tokens, sessions, usage and operators' holds: sqlite, one file (the embedded default), or postgres, one database every instance shares.",
       ),
     ),
     path: Str(
@@ -305,8 +305,28 @@ const StoreRecord = Section(
         'SQLite record: the database file, relative to the config file (created with its folder when absent; its -wal and -shm files sit beside it).',
       ),
     ),
+    url: Type.Optional(
+      Str(undefined, {
+        pattern: '^postgres(ql)?://',
+        description:
+          'PostgreSQL record: the postgres:// or postgresql:// connection string (required with kind: postgres); write a password as ${ENV}.',
+        errorMessage: 'must be a postgres:// or postgresql:// URL (postgres://user:${PGPASSWORD}@host:5432/database)',
+      }),
+    ),
+    schema: Str('noderouter', {
+      pattern: '^[A-Za-z_][A-Za-z0-9_]{0,62}$',
+      description:
+        "PostgreSQL record: the schema that holds the record's tables (created when missing); several records can share one database.",
+      errorMessage: 'must be letters, digits and _ (at most 63, not starting with a digit), e.g. noderouter',
+    }),
+    poolSize: Int(1, 1_000, 10, doc('PostgreSQL record: connections each process (each cluster worker too) opens at most.')),
   },
-  doc('Where accounts, keys, usage and holds are kept. See "Where noderouter keeps its data" in the README.'),
+  // The PostgreSQL record needs its URL.
+  {
+    description: 'Where accounts, keys, usage and holds are kept. See "Where noderouter keeps its data" in the README.',
+    if: { properties: { kind: { const: 'postgres' } }, required: ['kind'] },
+    then: { required: ['url'], properties: { url: { type: 'string' } } },
+  },
 );
 
 /** Hot state: in this process, or in Redis (its settings are the Redis ones). */
@@ -393,6 +413,9 @@ const Usage = Section(
     'Usage history in the record: hourly rollups per key, chain, method and outcome, and the last failed calls of each key. Read by the admin API (GET /admin/keys/{id}/usage/history, /failed-calls). See docs/operators.md#usage-history.',
   ),
 );
+
+/** The settings of the PostgreSQL record (what `kind: sqlite` does not read). */
+export const POSTGRES_RECORD_SETTINGS = ['url', 'schema', 'poolSize'] as const;
 
 /** The settings of the Redis hot state (what `kind: memory` does not read). */
 export const REDIS_HOT_SETTINGS = ['url', 'prefix', 'timeoutMs', 'onFailure', 'instances', 'leaseMs', 'leaseTokens'] as const;

@@ -6,7 +6,7 @@
 
 import { isAbsolute, resolve } from 'node:path';
 import { isTree, type ConfigProblems } from './reader.js';
-import { REDIS_HOT_SETTINGS, type ConfigFile } from './shape.js';
+import { POSTGRES_RECORD_SETTINGS, REDIS_HOT_SETTINGS, type ConfigFile } from './shape.js';
 import type { HotConfig, RecordConfig, StoreConfig } from './types.js';
 
 /** The settings of the one store of earlier versions, directly under `store`. */
@@ -16,6 +16,7 @@ const NEW_RECORD = 'record: { kind: sqlite, path: ../data/noderouter.db }';
 
 /** What the file itself wrote under `store.hot` (before defaults are filled in). */
 export interface WrittenStore {
+  readonly record: readonly string[];
   readonly hot: readonly string[];
 }
 
@@ -37,7 +38,7 @@ function printable(url: unknown): string {
  */
 export function takeOldStore(tree: unknown, base: string, problems: ConfigProblems): WrittenStore {
   const store = isTree(tree) ? tree.store : undefined;
-  if (!isTree(store)) return { hot: [] };
+  if (!isTree(store)) return { record: [], hot: [] };
   const old = OLD_SETTINGS.filter((k) => k in store);
   if (old.length > 0) {
     const kind = store.kind;
@@ -62,7 +63,7 @@ export function takeOldStore(tree: unknown, base: string, problems: ConfigProble
     }
     for (const k of old) delete store[k];
   }
-  return { hot: isTree(store.hot) ? Object.keys(store.hot) : [] };
+  return { record: isTree(store.record) ? Object.keys(store.record) : [], hot: isTree(store.hot) ? Object.keys(store.hot) : [] };
 }
 
 function readHot(problems: ConfigProblems, h: ConfigFile['store']['hot'], written: WrittenStore): HotConfig {
@@ -94,11 +95,32 @@ function readHot(problems: ConfigProblems, h: ConfigFile['store']['hot'], writte
   return { kind: 'memory' };
 }
 
+function readRecord(problems: ConfigProblems, r: ConfigFile['store']['record'], base: string, written: WrittenStore): RecordConfig {
+  if (r.kind === 'postgres') {
+    // A path left beside kind: postgres is not refused: the shipped config names one, and
+    // switching kind is the one edit a move to PostgreSQL needs besides the url.
+    const url = r.url ?? '';
+    // The pattern let it through; a URL that does not parse is named without its text (it may hold a password).
+    if (url !== '' && !URL.canParse(url)) {
+      problems.add(
+        'store.record.url',
+        'is not a URL that parses: write postgres://user:${PGPASSWORD}@host:5432/database (percent-encode any @ : / in the password)',
+      );
+    }
+    return { kind: 'postgres', url, schema: r.schema, poolSize: r.poolSize };
+  }
+  for (const k of POSTGRES_RECORD_SETTINGS.filter((s) => written.record.includes(s))) {
+    problems.add(
+      `store.record.${k}`,
+      'is a setting of the PostgreSQL record, which kind: sqlite does not read: set kind: postgres, or leave it out',
+    );
+  }
+  return { kind: 'sqlite', path: isAbsolute(r.path) ? r.path : resolve(base, r.path) };
+}
+
 /** The store as the gateway reads it; `base` anchors a relative record path (the config file's folder). */
 export function readStore(problems: ConfigProblems, s: ConfigFile['store'], base: string, written: WrittenStore): StoreConfig {
-  const path = s.record.path;
-  const record: RecordConfig = { kind: 'sqlite', path: isAbsolute(path) ? path : resolve(base, path) };
-  return { record, hot: readHot(problems, s.hot, written) };
+  return { record: readRecord(problems, s.record, base, written), hot: readHot(problems, s.hot, written) };
 }
 
 /** A chain's Redis response cache shares the hot state's connection. */
@@ -121,4 +143,20 @@ export function checkRedisCache(
 /** What a store failure does: the Redis hot state's policy; the record and memory have none to choose. */
 export function storeFailurePolicy(store: StoreConfig): 'fail-open' | 'fail-closed' {
   return store.hot.kind === 'redis' ? store.hot.onFailure : 'fail-open';
+}
+
+/**
+ * The record as messages and `check-config` name it: the SQLite file, or the
+ * PostgreSQL server, database and schema (never the user or password of its URL).
+ */
+export function recordName(record: RecordConfig): string {
+  if (record.kind === 'sqlite') return `sqlite ${record.path}`;
+  let where = '<its url>';
+  try {
+    const u = new URL(record.url);
+    where = `${u.host}${u.pathname}`;
+  } catch {
+    // Unparsable URLs are refused at load; a name is still owed to whoever asks.
+  }
+  return `postgres ${where}, schema ${record.schema}`;
 }

@@ -99,7 +99,18 @@ export interface SqliteRecordConfig {
   readonly path: string;
 }
 
-export type RecordConfig = SqliteRecordConfig;
+/** The record in PostgreSQL, shared by every instance (each process opens its own pool). */
+export interface PostgresRecordConfig {
+  readonly kind: 'postgres';
+  /** postgres:// or postgresql:// connection string (it may carry a password: never printed). */
+  readonly url: string;
+  /** The schema that holds the record's tables (created when missing). */
+  readonly schema: string;
+  /** Connections each process's pool opens at most. */
+  readonly poolSize: number;
+}
+
+export type RecordConfig = SqliteRecordConfig | PostgresRecordConfig;
 
 /** Hot state in this process: one instance (a cluster's primary keeps it for its workers). */
 export interface MemoryHotConfig {

@@ -3,7 +3,7 @@
 
 import { expect } from 'chai';
 import { get, rpc, startStack, type Stack } from '../support/harness.js';
-import { recordBytes } from '../support/record.js';
+import { recordBytes, sqlitePath } from '../support/record.js';
 
 const CALL = { jsonrpc: '2.0', id: 42, method: 'eth_blockNumber' };
 
@@ -110,7 +110,7 @@ describe('API keys', function () {
   });
 
   it('stores only hashes: the record never holds a key value', async () => {
-    const text = (await recordBytes(stack.gateway.config.store.record.path)).toString('latin1');
+    const text = (await recordBytes(sqlitePath(stack.gateway.config.store.record))).toString('latin1');
     expect(text).to.not.contain(stack.key);
     expect(text).to.contain(stack.key.slice(0, 8));
   });

@@ -9,7 +9,7 @@ import { request } from 'node:http';
 import WebSocket from 'ws';
 import type { Gateway } from '../../src/app/gateway.js';
 import { get, redisHot, rpc, startStack, type Stack } from '../support/harness.js';
-import { recordBytes } from '../support/record.js';
+import { recordBytes, sqlitePath } from '../support/record.js';
 import { BLOCK_NUMBER, DASHBOARD_TIERS, DashboardClient, errorCode } from '../support/dashboard-client.js';
 import { deleteUnderPrefix, testPrefix } from '../support/redis.js';
 
@@ -120,7 +120,7 @@ describe('dashboard API', function () {
       const token = await tokenFor(stack.gateway, 'acme');
       const client = new DashboardClient(origin);
       await client.signIn(token);
-      const text = (await recordBytes(stack.gateway.config.store.record.path)).toString('latin1');
+      const text = (await recordBytes(sqlitePath(stack.gateway.config.store.record))).toString('latin1');
       expect(text).to.not.contain(token);
       expect(text).to.not.contain(client.cookies.get('nr_session'));
       expect(text).to.not.contain(client.csrf);
@@ -554,7 +554,7 @@ describe('dashboard on one record with the Redis hot state', function () {
     expect(listed.text).to.contain((created.json.record as { id: string }).id);
 
     // Sessions are the record's (one file both instances read), kept by digest.
-    const record = (await recordBytes(stack.gateway.config.store.record.path)).toString('latin1');
+    const record = (await recordBytes(sqlitePath(stack.gateway.config.store.record))).toString('latin1');
     expect(record).to.not.contain(onA.cookies.get('nr_session'));
   });
 });

@@ -2,7 +2,7 @@
 // usage. Time is a clock the tests move: nothing waits for a limit to refill.
 
 import { expect } from 'chai';
-import { recordUsage } from '../support/record.js';
+import { recordUsage, sqlitePath } from '../support/record.js';
 import { get, rpc, startStack, type Stack } from '../support/harness.js';
 
 const TOKEN = 'test-admin-token-0123456789';
@@ -260,7 +260,7 @@ describe('keys, tiers and quotas', function () {
         { day: '2026-06-20', chain: 'l1', calls: 6, errors: 1, limited: 2 },
       ]);
       await stack.gateway.close();
-      expect(recordUsage(stack.gateway.config.store.record.path)[id]).to.have.length(2);
+      expect(recordUsage(sqlitePath(stack.gateway.config.store.record))[id]).to.have.length(2);
     });
   });
 });

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KeyRepository } from '../../src/auth/key-repository.js';
+import type { RecordConfig } from '../../src/config/types.js';
 import type { NewKey } from '../../src/auth/key-store.js';
 import { SqliteDatabase, type SqliteOptions } from '../../src/record/sqlite-database.js';
 import { openSqliteKeyStore } from '../../src/record/sqlite-key-store.js';
@@ -117,4 +118,10 @@ export function recordKeys(path: string): KeyRepository {
     db.close();
   };
   return keys;
+}
+
+/** The SQLite record's file of a gateway's config (a test that reads the file runs on SQLite). */
+export function sqlitePath(record: RecordConfig): string {
+  if (record.kind !== 'sqlite') throw new Error(`this test reads a SQLite record's file, and the record is ${record.kind}`);
+  return record.path;
 }

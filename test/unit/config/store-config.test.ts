@@ -77,7 +77,61 @@ describe('config: store (the record and the hot state)', () => {
 
   it('refuses the Redis hot state without its URL, and a kind of record it does not know', async () => {
     expect(await configProblems(withStore('{ hot: { kind: redis } }'))).to.deep.equal(['store.hot.url is required (a string)']);
-    expect(await configProblems(withStore('{ record: { kind: mysql } }'))).to.deep.equal(['store.record.kind must be "sqlite"']);
+    expect(await configProblems(withStore('{ record: { kind: mysql } }'))).to.deep.equal([
+      'store.record.kind must be "sqlite" or "postgres"',
+    ]);
+  });
+
+  it('reads a PostgreSQL record with its defaults, with the memory hot state for one instance', async () => {
+    const c = await parseConfig(
+      withStore('{ record: { kind: postgres, url: "postgres://nr@db.internal:5432/gw" } }'),
+      '/etc/nr/gateway.yaml',
+      {},
+    );
+    expect(c.store).to.deep.equal({
+      record: { kind: 'postgres', url: 'postgres://nr@db.internal:5432/gw', schema: 'noderouter', poolSize: 10 },
+      hot: { kind: 'memory' },
+    });
+    const set = await parseConfig(
+      withStore(
+        '{ record: { kind: postgres, url: "postgresql://db/gw", schema: nr_eu, poolSize: 3 }, hot: { kind: redis, url: "redis://r:6379", instances: 4 } }',
+      ),
+      '/etc/nr/gateway.yaml',
+      {},
+    );
+    expect(set.store.record).to.deep.equal({ kind: 'postgres', url: 'postgresql://db/gw', schema: 'nr_eu', poolSize: 3 });
+  });
+
+  it('refuses a PostgreSQL record without its URL, with another scheme, a bad schema name or a pool size out of range, never printing a password', async () => {
+    expect(await configProblems(withStore('{ record: { kind: postgres } }'))).to.deep.equal(['store.record.url is required (a string)']);
+    const wrong = await configProblems(withStore('{ record: { kind: postgres, url: "mysql://nr:hunter2@db/gw" } }'));
+    expect(wrong).to.deep.equal([
+      'store.record.url must be a postgres:// or postgresql:// URL (postgres://user:${PGPASSWORD}@host:5432/database)',
+    ]);
+    const broken = await configProblems(withStore('{ record: { kind: postgres, url: "postgres://nr:hun ter2@db:port/gw" } }'));
+    expect(broken).to.have.length(1);
+    expect(broken[0]).to.match(
+      /^store\.record\.url is not a URL that parses: write postgres:\/\/user:\$\{PGPASSWORD\}@host:5432\/database/,
+    );
+    expect([...wrong, ...broken].join('\n')).to.not.contain('hunter2');
+    expect(await configProblems(withStore('{ record: { kind: postgres, url: "postgres://db/gw", schema: 1nr-x } }'))).to.deep.equal([
+      'store.record.schema must be letters, digits and _ (at most 63, not starting with a digit), e.g. noderouter',
+    ]);
+    expect(await configProblems(withStore('{ record: { kind: postgres, url: "postgres://db/gw", poolSize: 0 } }'))).to.have.length(1);
+  });
+
+  it("refuses the settings of one kind of record written beside the other's", async () => {
+    // The shipped config's path may stay when kind changes.
+    expect(await configProblems(withStore('{ record: { kind: postgres, url: "postgres://db/gw", path: a.db } }'))).to.deep.equal([]);
+    expect(await configProblems(withStore('{ record: { path: a.db, schema: nr } }'))).to.deep.equal([
+      'store.record.schema is a setting of the PostgreSQL record, which kind: sqlite does not read: set kind: postgres, or leave it out',
+    ]);
+    // Several instances on a PostgreSQL record still share limits through Redis only.
+    expect(await configProblems(withStore('{ record: { kind: postgres, url: "postgres://db/gw" }, hot: { instances: 2 } }'))).to.deep.equal(
+      [
+        'store.hot.instances is 2, but the memory hot state belongs to one instance: instances that share limits need hot: { kind: redis, url: … } (or leave instances out)',
+      ],
+    );
   });
 
   it('refuses a chain cached in Redis without the Redis hot state, naming the fix', async () => {
