@@ -1,17 +1,15 @@
 // Every row of a SQLite record read out, and rows written in, whole: what export,
 // import and adoption move. A write is one IMMEDIATE transaction that first compares
-// each row with what the record holds (the same, new, or different) and writes nothing
-// when any differs unless told to replace; key changes go to the change log like any
-// other commit (running gateways drop those hashes), and a key's last use only moves
-// forward. Names and hashes another row holds are refused, never overwritten.
+// each row with what the record holds (row-plan.ts: the same, new, or different) and
+// writes nothing when any differs unless told to replace; key changes go to the change
+// log like any other commit (running gateways drop those hashes), and a key's last use
+// only moves forward. Names and hashes another row holds are refused, never overwritten.
 
 import type { AccountRecord, SessionRecord, SigninTokenRecord } from '../accounts/account-store.js';
-import { nameKey } from '../accounts/account-store.js';
-import { changeBetween, type KeyRecord } from '../auth/key-store.js';
-import { ControlError } from '../control-errors.js';
+import type { KeyRecord } from '../auth/key-store.js';
 import type { NodeHoldRecord } from '../ops/holds/hold-store.js';
-import type { UsageRow } from '../quota/usage.js';
-import { noRows, rowName, type RecordRow, type RecordRows, type WriteReport } from './record-rows.js';
+import type { RecordRow, RecordRows, WriteReport } from './record-rows.js';
+import { CHANGES_KEPT, KeyChanges, planWrite, type HeldRows, type UsageCounts, type Verdict, type WriteOptions } from './row-plan.js';
 import {
   ACCOUNT_COLUMNS,
   accountOf,
@@ -25,52 +23,8 @@ import {
 } from './account-rows.js';
 import { appliedMigrations } from './migrations.js';
 import { SqliteDatabase } from './sqlite-database.js';
-import {
-  changeText,
-  INSERT_KEY,
-  INSERT_RETIRED,
-  KEY_COLUMNS,
-  recordOf,
-  rowOf,
-  UPDATE_KEY,
-  type KeyRow,
-  type RetiredRow,
-} from './key-rows.js';
+import { INSERT_KEY, INSERT_RETIRED, KEY_COLUMNS, recordOf, rowOf, UPDATE_KEY, type KeyRow, type RetiredRow } from './key-rows.js';
 import { readUsage } from './sqlite-usage-store.js';
-
-/** Refused: rows the record holds differently (nothing was written). */
-export class RecordConflictError extends ControlError {
-  constructor(
-    readonly differing: readonly string[],
-    message: string,
-  ) {
-    super('RECORD_CONFLICT', message);
-    this.name = 'RecordConflictError';
-  }
-}
-
-export interface WriteOptions {
-  /** Replace rows the record holds differently; without it any such row refuses the whole write. */
-  readonly force?: boolean;
-  readonly now?: () => number;
-  /** Names the rows' source in a refusal ("keys.json", "the input"). */
-  readonly source?: string;
-}
-
-/** Hashes per change-log entry: a bulk write is several entries, each small enough to read at once. */
-const HASHES_PER_ENTRY = 1_000;
-const CHANGES_KEPT = 10_000;
-/** Differing rows named in a refusal (the rest are counted). */
-const NAMED = 10;
-
-const tokenText = (t: SigninTokenRecord): string => JSON.stringify([t.hash, t.accountId, t.createdAt, t.expiresAt]);
-const sessionText = (s: SessionRecord): string =>
-  JSON.stringify([s.hash, s.kind, s.accountId ?? null, s.grant ?? null, s.createdAt, s.expiresAt]);
-const accountText = (a: AccountRecord): string =>
-  JSON.stringify([a.id, a.name, a.email ?? null, a.tiers, a.defaultTier, a.createdAt, a.disabledAt ?? null, a.deletedAt ?? null]);
-const usageText = (u: Pick<UsageRow, 'calls' | 'errors' | 'limited' | 'invalid'>): string =>
-  JSON.stringify([u.calls, u.errors, u.limited, u.invalid ?? 0]);
-const holdText = (h: NodeHoldRecord): string => JSON.stringify([h.state, h.since, h.reason]);
 
 /** Every row of the record, kind by kind in ROW_KINDS' order, each kind in a fixed order. */
 export function readRows(db: SqliteDatabase): RecordRow[] {
@@ -121,35 +75,25 @@ export function sqliteRows(path: string): RecordRows {
   };
 }
 
-type Verdict = 'added' | 'same' | 'replaced';
-
 /** Writes `rows` in one transaction; refuses (writing nothing) when any differs from the record and `force` is not set. */
 export function writeRows(db: SqliteDatabase, rows: readonly RecordRow[], options: WriteOptions = {}): WriteReport {
-  const w = new RowWriter(db, options.now ?? Date.now);
+  const w = new RowWriter(db);
+  const now = options.now ?? Date.now;
   return db.writer(() => {
-    const verdicts = rows.map((r) => w.compare(r));
-    const differing = rows.filter((_, i) => verdicts[i] === 'replaced');
-    if (differing.length > 0 && options.force !== true) {
-      const named = differing.slice(0, NAMED).map(rowName);
-      const more = differing.length > NAMED ? ` and ${differing.length - NAMED} more` : '';
-      throw new RecordConflictError(
-        differing.map(rowName),
-        `${differing.length} row${differing.length === 1 ? '' : 's'} of ${options.source ?? 'the input'} differ from what the record holds (${named.join(', ')}${more}); nothing was written. Run again with --force to replace them`,
-      );
-    }
-    const report: WriteReport = { added: noRows(), replaced: noRows(), same: noRows() };
+    const plan = planWrite(rows, w, options);
+    const changes = new KeyChanges();
     rows.forEach((r, i) => {
-      const verdict = verdicts[i] as Verdict;
-      report[verdict][r.kind]++;
+      const verdict = plan.verdicts[i] as Verdict;
       w.write(r, verdict);
+      if (r.kind === 'key' && verdict !== 'same') changes.add(plan.keysBefore.get(r.key.id), r.key, now());
     });
-    w.finish();
-    return report;
+    w.finish(changes);
+    return plan.report;
   })();
 }
 
-/** The statements of one write, and the key changes it logs. */
-class RowWriter {
+/** The statements of one write: what the record holds where each row goes, and the writes. */
+class RowWriter implements HeldRows {
   private readonly keyById;
   private readonly keyByHash;
   private readonly retiredOwner;
@@ -171,16 +115,8 @@ class RowWriter {
   private readonly putHold;
   private readonly log;
   private readonly prune;
-  /** Hashes of the keys written, for the change log; `invalid`: those that no longer work. */
-  private readonly hashes: string[] = [];
-  private readonly invalid: string[] = [];
-  /** Keys as the record held them before this write (read by compare). */
-  private readonly before = new Map<string, KeyRecord | undefined>();
 
-  constructor(
-    db: SqliteDatabase,
-    private readonly now: () => number,
-  ) {
+  constructor(db: SqliteDatabase) {
     this.keyById = db.statement<[string], KeyRow>(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = ?`);
     this.keyByHash = db.statement<[string], { id: string }>('SELECT id FROM keys WHERE hash = ?');
     this.retiredOwner = db.statement<[string], { key_id: string }>('SELECT key_id FROM retired_key_values WHERE hash = ?');
@@ -231,55 +167,40 @@ class RowWriter {
     this.prune = db.statement<[number]>('DELETE FROM key_changes WHERE seq <= (SELECT max(seq) FROM key_changes) - ?');
   }
 
-  private key(id: string): KeyRecord | undefined {
+  key(id: string): KeyRecord | undefined {
     const row = this.keyById.get(id);
     return row === undefined ? undefined : recordOf(row, this.retiredOf.all(id));
   }
 
-  /** What writing `r` would be; refuses a name or hash that another row holds (no flag can make that right). */
-  compare(r: RecordRow): Verdict {
-    const verdict = (held: string | undefined, wanted: string): Verdict =>
-      held === undefined ? 'added' : held === wanted ? 'same' : 'replaced';
-    switch (r.kind) {
-      case 'key': {
-        const held = this.key(r.key.id);
-        this.before.set(r.key.id, held);
-        for (const hash of [r.key.hash, ...r.key.retired.map((x) => x.hash)]) {
-          const owner = this.keyByHash.get(hash)?.id ?? this.retiredOwner.get(hash)?.key_id;
-          if (owner !== undefined && owner !== r.key.id) {
-            throw new ControlError(
-              'RECORD_CONFLICT',
-              `${rowName(r)}: one of its hashes is key ${owner}'s in the record: nothing was written`,
-            );
-          }
-        }
-        return verdict(held === undefined ? undefined : changeText(held), changeText(r.key));
-      }
-      case 'account': {
-        const owner = this.accountByName.get(nameKey(r.account.name))?.id;
-        if (owner !== undefined && owner !== r.account.id) {
-          throw new ControlError('RECORD_CONFLICT', `${rowName(r)}: the name is account ${owner}'s in the record: nothing was written`);
-        }
-        const held = this.accountById.get(r.account.id);
-        return verdict(held === undefined ? undefined : accountText(accountOf(held)), accountText(r.account));
-      }
-      case 'token': {
-        const held = this.tokenByHash.get(r.token.hash);
-        return verdict(held === undefined ? undefined : tokenText(tokenOf(held)), tokenText(r.token));
-      }
-      case 'session': {
-        const held = this.sessionByHash.get(r.session.hash);
-        return verdict(held === undefined ? undefined : sessionText(sessionOf(held)), sessionText(r.session));
-      }
-      case 'usage': {
-        const held = this.usageOf.get(r.keyId, r.usage.day, r.usage.chain);
-        return verdict(held === undefined ? undefined : usageText(held), usageText(r.usage));
-      }
-      case 'hold': {
-        const held = this.holdById.get(r.id);
-        return verdict(held === undefined ? undefined : holdText(held), holdText(r.hold));
-      }
-    }
+  hashOwner(hash: string): string | undefined {
+    return this.keyByHash.get(hash)?.id ?? this.retiredOwner.get(hash)?.key_id;
+  }
+
+  account(id: string): AccountRecord | undefined {
+    const row = this.accountById.get(id);
+    return row === undefined ? undefined : accountOf(row);
+  }
+
+  nameOwner(key: string): string | undefined {
+    return this.accountByName.get(key)?.id;
+  }
+
+  token(hash: string): SigninTokenRecord | undefined {
+    const row = this.tokenByHash.get(hash);
+    return row === undefined ? undefined : tokenOf(row);
+  }
+
+  session(hash: string): SessionRecord | undefined {
+    const row = this.sessionByHash.get(hash);
+    return row === undefined ? undefined : sessionOf(row);
+  }
+
+  usage(keyId: string, day: string, chain: string): UsageCounts | undefined {
+    return this.usageOf.get(keyId, day, chain);
+  }
+
+  hold(id: string): NodeHoldRecord | undefined {
+    return this.holdById.get(id);
   }
 
   write(r: RecordRow, verdict: Verdict): void {
@@ -319,21 +240,12 @@ class RowWriter {
     if (verdict === 'added') this.insertKey.run(row);
     else this.updateKey.run(row);
     key.retired.forEach((r, i) => this.insertRetired.run(r.hash, key.id, i + 1, r.prefix, r.until));
-    const change = changeBetween(this.before.get(key.id), key, this.now());
-    if ('hashes' in change) {
-      this.hashes.push(...change.hashes);
-      this.invalid.push(...(change.invalid ?? []));
-    }
   }
 
   /** The key changes, told to running gateways through the change log. */
-  finish(): void {
-    for (let i = 0; i < this.hashes.length; i += HASHES_PER_ENTRY) {
-      const hashes = this.hashes.slice(i, i + HASHES_PER_ENTRY);
-      const gone = new Set(hashes);
-      const invalid = this.invalid.filter((h) => gone.has(h));
-      this.log.run('import', JSON.stringify(hashes), invalid.length === 0 ? null : JSON.stringify(invalid));
-    }
-    if (this.hashes.length > 0) this.prune.run(CHANGES_KEPT);
+  finish(changes: KeyChanges): void {
+    const entries = changes.entries();
+    for (const e of entries) this.log.run('import', JSON.stringify(e.hashes), e.invalid === undefined ? null : JSON.stringify(e.invalid));
+    if (entries.length > 0) this.prune.run(CHANGES_KEPT);
   }
 }

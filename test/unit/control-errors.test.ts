@@ -15,7 +15,7 @@ import { CONTROL_ERRORS, isControlCode, type ControlCode } from '../../src/contr
 import { GatewayError } from '../../src/errors.js';
 import { controlErrors } from '../../src/admin/json-api.js';
 import { HoldError } from '../../src/ops/holds/node-holds.js';
-import { RecordConflictError } from '../../src/record/sqlite-rows.js';
+import { RecordConflictError } from '../../src/record/row-plan.js';
 
 describe('control plane error catalogue', () => {
   it('gives every refusal class its code, status and exit code', () => {
