@@ -36,8 +36,8 @@ import type { PgDatabase } from './pg-database.js';
 /** PostgreSQL's answer when a unique column already holds the value. */
 const isUniqueViolation = (err: unknown): boolean => (err as { code?: unknown }).code === '23505';
 
-/** The statement texts, with the record's schema; parameters in accountParams' order. */
-function statements(db: PgDatabase) {
+/** The statement texts, with the record's schema; parameters in accountParams' order (pg-rows.ts writes with them too). */
+export function accountStatements(db: PgDatabase) {
   const accounts = db.table('accounts');
   const tokens = db.table('signin_tokens');
   const sessions = db.table('sessions');
@@ -63,14 +63,14 @@ function statements(db: PgDatabase) {
 }
 
 export class PgAccountStore implements AccountStore {
-  private readonly sql: ReturnType<typeof statements>;
+  private readonly sql: ReturnType<typeof accountStatements>;
 
   /** Over an open record (which the caller closes, after the store). */
   constructor(
     private readonly db: PgDatabase,
     private readonly now: () => number = Date.now,
   ) {
-    this.sql = statements(db);
+    this.sql = accountStatements(db);
   }
 
   /**

@@ -31,7 +31,7 @@ const CHANGES_KEPT = 10_000;
 const CHANGES_READ = 1_000;
 
 /** A key row with its retired values as JSON: [[hash, prefix, until], …] in position order. */
-interface ReadRow extends KeyRow {
+export interface ReadRow extends KeyRow {
   retired: string;
 }
 
@@ -53,8 +53,8 @@ export async function openPgKeyStore(db: PgDatabase, options: PgKeyStoreOptions 
   return new KeyRepository(await PgKeyBackend.open(db, options.live === true), options);
 }
 
-/** The statement texts, with the record's schema. */
-function statements(db: PgDatabase) {
+/** The statement texts, with the record's schema (pg-rows.ts writes keys with them too). */
+export function keyStatements(db: PgDatabase) {
   const keys = db.table('keys');
   const retired = db.table('retired_key_values');
   const changes = db.table('key_changes');
@@ -64,8 +64,11 @@ function statements(db: PgDatabase) {
     // One query: the key whose current or retired value has this hash, with its retired values.
     byHash: `${select} WHERE k.id = coalesce((SELECT id FROM ${keys} WHERE hash = $1), (SELECT key_id FROM ${retired} WHERE hash = $1))`,
     byId: `${select} WHERE k.id = $1`,
+    byIds: `${select} WHERE k.id = ANY($1::text[])`,
     byPrefix: `${select} WHERE k.prefix = $1 ORDER BY k.created_at, k.id`,
     all: `${select} ORDER BY k.created_at, k.id`,
+    // Ids ordered byte by byte, as SQLite orders them: both records export keys in one order.
+    everyKey: `${select} ORDER BY k.created_at, k.id COLLATE "C"`,
     byAccount: `${select} WHERE k.account = $1 ORDER BY k.created_at, k.id`,
     // Readers (the lookups, the log's readers) take no lock this mode waits for.
     lock: `LOCK TABLE ${changes} IN EXCLUSIVE MODE`,
@@ -94,7 +97,7 @@ function statements(db: PgDatabase) {
 }
 
 /** A `keys` row's values, in KEY_COLUMNS' order. */
-function keyValues(row: KeyRow): unknown[] {
+export function keyValues(row: KeyRow): unknown[] {
   return [
     row.id,
     row.hash,
@@ -112,7 +115,7 @@ function keyValues(row: KeyRow): unknown[] {
   ];
 }
 
-function readRecord(row: ReadRow): KeyRecord {
+export function readRecord(row: ReadRow): KeyRecord {
   const retired = (JSON.parse(row.retired) as Array<[string, string, string]>).map(([hash, prefix, until]): RetiredRow => ({
     key_id: row.id,
     hash,
@@ -126,7 +129,7 @@ export class PgKeyBackend implements KeyBackend {
   private readonly listeners: Array<(c: StoreChange) => void> = [];
   /** Tags this instance's log entries: its own repository announced them already. */
   private readonly origin = randomUUID();
-  private readonly sql: ReturnType<typeof statements>;
+  private readonly sql: ReturnType<typeof keyStatements>;
   private readonly timer: NodeJS.Timeout | undefined;
   private polling: Promise<void> | undefined;
 
@@ -136,12 +139,12 @@ export class PgKeyBackend implements KeyBackend {
     private seen: number,
     live: boolean,
   ) {
-    this.sql = statements(db);
+    this.sql = keyStatements(db);
     if (live) this.timer = setInterval(() => void this.poll(), POLL_MS).unref();
   }
 
   static async open(db: PgDatabase, live: boolean): Promise<PgKeyBackend> {
-    const [row] = await db.query<{ seq: number }>(statements(db).lastSeq);
+    const [row] = await db.query<{ seq: number }>(keyStatements(db).lastSeq);
     return new PgKeyBackend(db, row?.seq ?? 0, live);
   }
 

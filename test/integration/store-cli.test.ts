@@ -1,9 +1,10 @@
 // `noderouter store …` against real stores: migrations applied and reported, the file
 // store and the Redis store of earlier versions (made by today's code for them)
-// adopted into a SQLite record so that every key made there keeps working on a
-// gateway (its value never moved), differing rows refused without --force, and an
-// export imported into a new record row for row; and the shipped config's embedded
-// default opening its SQLite file in a temp copy.
+// adopted into a SQLite or PostgreSQL record so that every key made there keeps
+// working on a gateway (its value never moved), differing rows refused without
+// --force, and an export imported into a new record row for row, SQLite to
+// PostgreSQL and back; and the shipped config's embedded default opening its SQLite
+// file in a temp copy.
 
 import { expect } from 'chai';
 import BetterSqlite3 from 'better-sqlite3';
@@ -28,6 +29,7 @@ import { usagePathFor } from '../../src/quota/usage-file.js';
 import { RedisConnection } from '../../src/store/redis-connection.js';
 import { runCli } from '../support/cli.js';
 import { rpc, startStack, storeYaml, type ChainSpec, type Stack } from '../support/harness.js';
+import { PG_URL, tempSchema, type TempSchema } from '../support/pg.js';
 import { deleteUnderPrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 import { tierConfig } from '../support/tiers.js';
 import { until } from '../support/until.js';
@@ -138,6 +140,31 @@ async function expectAdopted(gw: Gateway, made: OldStore): Promise<void> {
   expect(gw.holds.all.get('l1/l1-full-2')).to.include({ state: 'cordoned', reason: 'disk swap' });
 }
 
+/** A config in `dir` whose `store:` is the given flow mapping (no gateway runs on it). */
+async function configWith(dir: string, name: string, store: string): Promise<string> {
+  const base = await readFile('config/gateway.yaml', 'utf8');
+  const file = join(dir, `${name}.yaml`);
+  await writeFile(file, base.replace(/^store:\n(?: .*\n|\n)*?(?=\S)/m, `store: ${store}\n\n`));
+  return file;
+}
+
+/** A config on the SQLite record `name` in the folder (no gateway runs on it). */
+const sqliteConfig = (dir: string, name: string): Promise<string> => configWith(dir, name, storeYaml(join(dir, `${name}.db`)));
+
+/** Every row of every table a record keeps (not its change log or migration list), in a fixed order. */
+function tables(path: string): Record<string, unknown[]> {
+  const db = new BetterSqlite3(path, { readonly: true });
+  try {
+    const out: Record<string, unknown[]> = {};
+    for (const t of ['accounts', 'keys', 'retired_key_values', 'signin_tokens', 'sessions', 'usage_days', 'node_holds']) {
+      out[t] = db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2, 3`).all();
+    }
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
 describe('noderouter store', function () {
   this.timeout(60_000);
 
@@ -220,27 +247,7 @@ describe('noderouter store', function () {
     });
     after(() => rm(dir, { recursive: true, force: true }));
 
-    /** A config on the SQLite record `name` in the folder (no gateway runs on it). */
-    async function configOn(name: string): Promise<string> {
-      const base = await readFile('config/gateway.yaml', 'utf8');
-      const file = join(dir, `${name}.yaml`);
-      await writeFile(file, base.replace(/^store:\n(?: .*\n|\n)*?(?=\S)/m, `store: ${storeYaml(join(dir, `${name}.db`))}\n\n`));
-      return file;
-    }
-
-    /** Every row of every table a record keeps (not its change log or migration list), in a fixed order. */
-    function tables(path: string): Record<string, unknown[]> {
-      const db = new BetterSqlite3(path, { readonly: true });
-      try {
-        const out: Record<string, unknown[]> = {};
-        for (const t of ['accounts', 'keys', 'retired_key_values', 'signin_tokens', 'sessions', 'usage_days', 'node_holds']) {
-          out[t] = db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2, 3`).all();
-        }
-        return out;
-      } finally {
-        db.close();
-      }
-    }
+    const configOn = (name: string): Promise<string> => sqliteConfig(dir, name);
 
     it('moves every row from one SQLite record to a new one exactly', async () => {
       await mkdir(join(dir, 'old'));
@@ -317,6 +324,128 @@ describe('noderouter store', function () {
       const res = await runCli(['store', 'migrate', '--from', REDIS_URL, '--prefix', `${prefix}none:`, '--config', stack.configFile]);
       expect(res.code).to.equal(2);
       expect(res.stderr).to.contain(`found nothing under the prefix "${prefix}none:" in that Redis`);
+    });
+  });
+
+  describe('on a PostgreSQL record', () => {
+    let dir: string;
+    let pg: TempSchema;
+
+    beforeEach(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'noderouter-store-pg-'));
+      pg = await tempSchema();
+    });
+    afterEach(async () => {
+      await pg.cleanup();
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    const pgStore = (schema: string) =>
+      `{ record: { kind: postgres, url: "${PG_URL}", schema: ${schema}, poolSize: 2 }, hot: { kind: memory } }`;
+    /** The export's rows (its header names the record and the time). */
+    const rowsOf = (text: string) => text.split('\n').slice(1);
+
+    it('moves every row from SQLite into PostgreSQL and back exactly', async () => {
+      await mkdir(join(dir, 'old'));
+      const { keyFile } = await oldFileStore(join(dir, 'old'));
+      const from = await sqliteConfig(dir, 'from');
+      expect((await runCli(['store', 'migrate', '--from', keyFile, '--config', from])).code).to.equal(0);
+      const fromFile = join(dir, 'from.jsonl');
+      expect((await runCli(['store', 'export', '--out', fromFile, '--config', from])).code).to.equal(0);
+
+      const onPg = await configWith(dir, 'pg', pgStore(pg.schema));
+      const imported = await runCli(['store', 'import', fromFile, '--config', onPg]);
+      expect(imported.stderr).to.equal('');
+      expect(imported.stdout).to.match(/^imported from \S+from\.jsonl into 127\.0\.0\.1:5432\/\S+ \(postgres\):$/m);
+      expect(imported.stdout).to.contain('new:           1 account, 4 keys, 1 sign-in token, 1 session, 1 usage row, 1 hold');
+      const again = await runCli(['store', 'import', fromFile, '--config', onPg]);
+      expect(again.stdout).to.contain('already there: 1 account, 4 keys, 1 sign-in token, 1 session, 1 usage row, 1 hold');
+
+      // Out of PostgreSQL: the same rows, line for line.
+      const pgFile = join(dir, 'pg.jsonl');
+      const exported = await runCli(['store', 'export', '--out', pgFile, '--config', onPg]);
+      expect(exported.stderr).to.equal('');
+      expect(exported.stdout).to.contain('exported 1 account, 4 keys, 1 sign-in token, 1 session, 1 usage row, 1 hold from');
+      const fromRows = rowsOf(await readFile(fromFile, 'utf8'));
+      expect(fromRows.length).to.equal(10);
+      expect(rowsOf(await readFile(pgFile, 'utf8'))).to.deep.equal(fromRows);
+
+      // And back into a new SQLite record: every table as the first one holds it.
+      const back = await sqliteConfig(dir, 'back');
+      expect((await runCli(['store', 'import', pgFile, '--config', back])).stdout).to.contain(
+        'new:           1 account, 4 keys, 1 sign-in token, 1 session, 1 usage row, 1 hold',
+      );
+      expect(tables(join(dir, 'back.db'))).to.deep.equal(tables(join(dir, 'from.db')));
+    });
+
+    it('refuses an import whose rows differ from what it holds, writing nothing, and replaces them with --force', async () => {
+      await mkdir(join(dir, 'old'));
+      const { keyFile, made } = await oldFileStore(join(dir, 'old'));
+      const onPg = await configWith(dir, 'pg', pgStore(pg.schema));
+      expect((await runCli(['store', 'migrate', '--from', keyFile, '--config', onPg])).code).to.equal(0);
+      const before = await runCli(['store', 'export', '--config', onPg]);
+      // The same export, with the key revoked and the hold's reason changed.
+      const revokedAt = new Date().toISOString();
+      const changed = before.stdout
+        .split('\n')
+        .map((line) => {
+          if (line === '' || !line.startsWith('{"kind"')) return line;
+          const row = JSON.parse(line) as Record<string, Record<string, unknown>>;
+          if (row.key?.id === made.plain.id) row.key.revokedAt = revokedAt;
+          if (row.hold !== undefined) row.hold.reason = 'new disks';
+          return JSON.stringify(row);
+        })
+        .join('\n');
+      const file = join(dir, 'changed.jsonl');
+      await writeFile(file, changed);
+      const refused = await runCli(['store', 'import', file, '--config', onPg]);
+      expect(refused.code).to.equal(2);
+      expect(refused.stderr).to.contain(
+        `2 rows of ${file} differ from what the record holds (key ${made.plain.id}, hold l1/l1-full-2); nothing was written`,
+      );
+      expect(refused.stderr).to.contain('--force');
+      expect((await runCli(['store', 'export', '--config', onPg])).stdout.split('\n').slice(1)).to.deep.equal(
+        before.stdout.split('\n').slice(1),
+      );
+      const forced = await runCli(['store', 'import', file, '--force', '--config', onPg]);
+      expect(forced.stderr).to.equal('');
+      expect(forced.stdout).to.contain('replaced:      0 accounts, 1 key, 0 sign-in tokens, 0 sessions, 0 usage rows, 1 hold');
+      expect((await runCli(['store', 'export', '--config', onPg])).stdout.split('\n').slice(1)).to.deep.equal(changed.split('\n').slice(1));
+      const [logged] = await pg.query<{ origin: string; hashes: string[] }>(
+        `SELECT origin, hashes FROM ${pg.table('key_changes')} ORDER BY seq DESC LIMIT 1`,
+      );
+      expect(logged).to.deep.equal({ origin: 'import', hashes: [hashKey(made.plain.value)] });
+    });
+
+    it('adopts a file store, and a gateway on the record serves every key made there; a later change refused, then forced', async () => {
+      const stack = await startStack({ chains: [L1], storeYaml: pgStore(pg.schema), extraYaml: 'usage: { flushInterval: 5m }' });
+      try {
+        await mkdir(join(stack.dir, 'old'));
+        const { keyFile, made } = await oldFileStore(join(stack.dir, 'old'));
+        const res = await runCli(['store', 'migrate', '--from', keyFile, '--config', stack.configFile]);
+        expect(res.stderr).to.equal('');
+        expect(res.stdout).to.match(/^record 127\.0\.0\.1:5432\/\S+ \(postgres\): schema version \d+ \(up to date\)$/m);
+        expect(res.stdout).to.contain('new:           1 account, 4 keys, 1 sign-in token, 1 session, 1 usage row, 1 hold');
+        await expectAdopted(await stack.startAnother(), made);
+
+        const keys = await openFileKeyStore(keyFile);
+        await keys.revoke(made.plain.id);
+        await keys.close();
+        const refused = await runCli(['store', 'migrate', '--from', keyFile, '--config', stack.configFile]);
+        expect(refused.code).to.equal(2);
+        expect(refused.stderr).to.contain(
+          `1 row of ${keyFile} differ from what the record holds (key ${made.plain.id}); nothing was written`,
+        );
+        expect((await rpc(stack.url('/l1'), CALL, { apikey: made.plain.value })).status).to.equal(200);
+        const forced = await runCli(['store', 'migrate', '--from', keyFile, '--force', '--config', stack.configFile]);
+        expect(forced.code).to.equal(0);
+        expect(forced.stdout).to.contain('replaced:      0 accounts, 1 key,');
+        await until(async () => (await rpc(stack.url('/l1'), CALL, { apikey: made.plain.value })).status === 401, {
+          what: 'the running gateway refuses the key revoked by the adoption (it reads the change log)',
+        });
+      } finally {
+        await stack.close();
+      }
     });
   });
 
