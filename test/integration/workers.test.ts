@@ -583,7 +583,9 @@ describe('server.workers: auto', function () {
       await until(async () => (await get(`${s.admin}/health/ready`)).status === 200, { what: 'ready', timeoutMs: 60_000 });
     } finally {
       s.child.kill('SIGINT');
-      expect(await s.exited).to.equal(0);
+      // A stop that does not end in exit code 0 shows how the primary ended and what it printed last.
+      const code = await s.exited;
+      expect(code, `exit ${code} (signal ${s.child.signalCode}):\n${s.out().slice(-4000)}`).to.equal(0);
     }
   });
 });
