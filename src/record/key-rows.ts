@@ -35,20 +35,6 @@ export interface RetiredRow {
 export const KEY_COLUMNS =
   'id, hash, prefix, account, tier, label, permissions, restrictions, created_at, rotated_at, revoked_at, expires_at, last_used_ms';
 
-/** A new `keys` row, from named parameters (a KeyRow). */
-export const INSERT_KEY = `INSERT INTO keys (${KEY_COLUMNS}) VALUES (@id, @hash, @prefix, @account, @tier, @label, @permissions,
-  @restrictions, @created_at, @rotated_at, @revoked_at, @expires_at, @last_used_ms)`;
-
-/** Every column of a `keys` row but last use, which only moves forward: a record read before a batch of touches must not take it back. */
-export const UPDATE_KEY = `UPDATE keys SET hash = @hash, prefix = @prefix, account = @account, tier = @tier, label = @label,
-  permissions = @permissions, restrictions = @restrictions, created_at = @created_at, rotated_at = @rotated_at,
-  revoked_at = @revoked_at, expires_at = @expires_at,
-  last_used_ms = nullif(max(coalesce(last_used_ms, 0), coalesce(@last_used_ms, 0)), 0)
-  WHERE id = @id`;
-
-/** A retired value's row: hash, key id, position (1, 2 … in the record's order), prefix, until. */
-export const INSERT_RETIRED = 'INSERT INTO retired_key_values (hash, key_id, position, prefix, until) VALUES (?, ?, ?, ?, ?)';
-
 const orUndefined = (v: string | null): string | undefined => v ?? undefined;
 
 function permissionsOf(text: string): KeyPermissions {

@@ -17,18 +17,24 @@ import { basename, dirname } from 'node:path';
 import { KeyRepository, type KeyBackend } from '../auth/key-repository.js';
 import { changeBetween, type KeyRecord, type StoreChange } from '../auth/key-store.js';
 import type { SqliteDatabase } from './sqlite-database.js';
-import {
-  changesSince,
-  changeText,
-  INSERT_KEY,
-  INSERT_RETIRED,
-  KEY_COLUMNS as COLUMNS,
-  recordOf,
-  rowOf,
-  UPDATE_KEY,
-  type KeyRow,
-  type RetiredRow,
-} from './key-rows.js';
+import { changesSince, changeText, KEY_COLUMNS as COLUMNS, recordOf, rowOf, type KeyRow, type RetiredRow } from './key-rows.js';
+
+// SQLite's own statements of a key's rows (named parameters, its two-argument max), also
+// written by sqlite-rows.ts; the dialect-free mapping is key-rows.ts's.
+
+/** A new `keys` row, from named parameters (a KeyRow). */
+export const INSERT_KEY = `INSERT INTO keys (${COLUMNS}) VALUES (@id, @hash, @prefix, @account, @tier, @label, @permissions,
+  @restrictions, @created_at, @rotated_at, @revoked_at, @expires_at, @last_used_ms)`;
+
+/** Every column of a `keys` row but last use, which only moves forward: a record read before a batch of touches must not take it back. */
+export const UPDATE_KEY = `UPDATE keys SET hash = @hash, prefix = @prefix, account = @account, tier = @tier, label = @label,
+  permissions = @permissions, restrictions = @restrictions, created_at = @created_at, rotated_at = @rotated_at,
+  revoked_at = @revoked_at, expires_at = @expires_at,
+  last_used_ms = nullif(max(coalesce(last_used_ms, 0), coalesce(@last_used_ms, 0)), 0)
+  WHERE id = @id`;
+
+/** A retired value's row: hash, key id, position (1, 2 … in the record's order), prefix, until. */
+export const INSERT_RETIRED = 'INSERT INTO retired_key_values (hash, key_id, position, prefix, until) VALUES (?, ?, ?, ?, ?)';
 
 const POLL_MS = 1_000;
 /** Changes kept in the log: far more than a second's worth, so a reader falls behind only when stopped. */

@@ -23,7 +23,8 @@ import {
 } from './account-rows.js';
 import { appliedMigrations } from './migrations.js';
 import { SqliteDatabase } from './sqlite-database.js';
-import { INSERT_KEY, INSERT_RETIRED, KEY_COLUMNS, recordOf, rowOf, UPDATE_KEY, type KeyRow, type RetiredRow } from './key-rows.js';
+import { KEY_COLUMNS, recordOf, rowOf, type KeyRow, type RetiredRow } from './key-rows.js';
+import { INSERT_KEY, INSERT_RETIRED, UPDATE_KEY } from './sqlite-key-store.js';
 import { readUsage } from './sqlite-usage-store.js';
 
 /** Every row of the record, kind by kind in ROW_KINDS' order, each kind in a fixed order. */
