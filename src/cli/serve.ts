@@ -3,10 +3,9 @@
 // changes, and a graceful stop on SIGTERM (after server.shutdownDelayMs) or SIGINT.
 
 import cluster from 'node:cluster';
-import { watch, type FSWatcher } from 'node:fs';
-import { basename, dirname } from 'node:path';
 import type { ClusterPrimary } from '../cluster/primary.js';
 import { describeDuration } from '../config/duration.js';
+import { watchConfig } from '../config/watch-config.js';
 import type { GatewayConfig } from '../config/types.js';
 import type { Devnet } from '../devnet/index.js';
 import type { Gateway } from '../app/gateway.js';
@@ -101,25 +100,4 @@ function stopOnSignals(gateway: Gateway, primary: ClusterPrimary | undefined, de
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-}
-
-/** Calls `onChange` (debounced) when the config file is written or replaced. */
-function watchConfig(file: string, onChange: () => void): () => void {
-  let timer: NodeJS.Timeout | undefined;
-  let watcher: FSWatcher | undefined;
-  try {
-    watcher = watch(dirname(file), (_event, name) => {
-      if (name !== null && name !== basename(file)) return;
-      clearTimeout(timer);
-      // Editors write in several steps: reload once they are done.
-      timer = setTimeout(onChange, 250);
-    });
-    watcher.on('error', () => undefined);
-  } catch {
-    // Unwatchable filesystems still reload on SIGHUP.
-  }
-  return () => {
-    clearTimeout(timer);
-    watcher?.close();
-  };
 }

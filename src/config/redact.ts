@@ -17,7 +17,9 @@ export function redactUrl(url: string): string {
     return REDACTED;
   }
   if (u.username !== '' || u.password !== '') return `${u.protocol}//${REDACTED}@${u.host}/${REDACTED}`;
-  return (u.pathname === '/' || u.pathname === '') && u.search === '' ? u.origin : `${u.origin}/${REDACTED}`;
+  // Not u.origin: it is "null" for schemes URL does not know as special (redis:, postgres:).
+  const origin = `${u.protocol}//${u.host}`;
+  return (u.pathname === '/' || u.pathname === '') && u.search === '' ? origin : `${origin}/${REDACTED}`;
 }
 
 /** Header names with their values hidden. */

@@ -10,6 +10,10 @@ describe('redaction of node secrets', () => {
     expect(redactUrl('https://eth.example.com/')).to.equal('https://eth.example.com');
     expect(redactUrl('https://eth.example.com/v2/abc123')).to.equal('https://eth.example.com/REDACTED');
     expect(redactUrl('wss://eth.example.com?key=abc')).to.equal('wss://eth.example.com/REDACTED');
+    // Schemes without an origin of their own keep their host.
+    expect(redactUrl('redis://127.0.0.1:6379')).to.equal('redis://127.0.0.1:6379');
+    expect(redactUrl('redis://:secret@cache.internal:6379/2')).to.equal('redis://REDACTED@cache.internal:6379/REDACTED');
+    expect(redactUrl('postgres://db.internal:5432/noderouter')).to.equal('postgres://db.internal:5432/REDACTED');
     expect(redactUrl('https://u:p@eth.example.com/x')).to.equal('https://REDACTED@eth.example.com/REDACTED');
     expect(redactUrl('not a url')).to.equal('REDACTED');
   });
