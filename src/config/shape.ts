@@ -392,7 +392,7 @@ const Usage = Section(
     flushInterval: Duration(
       DURATIONS.usageFlushInterval,
       '5s',
-      'How often each instance writes the usage it gathered (1s to 5m): the record sees one write per interval, whatever the request rate. A process killed (SIGKILL) loses at most this much history; a graceful stop writes the rest.',
+      'How often each instance writes the usage it gathered (1s to 5m): the record sees one write per interval, whatever the request rate. A process killed (SIGKILL) loses what it gathered since its last write that committed: at most this much while the record takes writes; a graceful stop writes the rest.',
     ),
     retention: Duration(
       DURATIONS.usageRetention,

@@ -10,6 +10,7 @@
 import BetterSqlite3 from 'better-sqlite3';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { migrate, MIGRATIONS, type Migration } from './migrations.js';
 
 export interface SqliteOptions {
@@ -21,6 +22,11 @@ export interface SqliteOptions {
 }
 
 const BUSY_TIMEOUT_MS = 5_000;
+/** An asynchronous writer's first and longest pause between tries for the write lock. */
+const RETRY_FIRST_MS = 2;
+const RETRY_MAX_MS = 50;
+
+const isBusy = (err: unknown): boolean => String((err as { code?: unknown }).code).startsWith('SQLITE_BUSY');
 
 /**
  * Puts the file in WAL mode (kept in the file: later opens find it so). Two processes
@@ -50,6 +56,8 @@ export class SqliteDatabase {
     readonly db: BetterSqlite3.Database,
     /** The migrations this open applied (none when the file was up to date). */
     readonly applied: readonly number[],
+    /** How long a writer waits for another's transaction before failing. */
+    readonly busyTimeoutMs: number,
   ) {}
 
   /** Opens (creating when absent) the file and applies the migrations it lacks. */
@@ -58,13 +66,14 @@ export class SqliteDatabase {
     // Created private first: the file holds hashes of secrets, and SQLite gives its
     // -wal and -shm files the database file's mode.
     closeSync(openSync(path, 'a', 0o600));
-    const db = new BetterSqlite3(path, { timeout: options.busyTimeoutMs ?? BUSY_TIMEOUT_MS });
+    const busyTimeoutMs = options.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
+    const db = new BetterSqlite3(path, { timeout: busyTimeoutMs });
     try {
-      walMode(db, options.busyTimeoutMs ?? BUSY_TIMEOUT_MS);
+      walMode(db, busyTimeoutMs);
       db.pragma('synchronous = FULL');
       db.pragma('foreign_keys = ON');
       const applied = migrate(db, options.migrations ?? MIGRATIONS, options.now);
-      return new SqliteDatabase(db, applied);
+      return new SqliteDatabase(db, applied, busyTimeoutMs);
     } catch (err) {
       db.close();
       throw err;
@@ -93,6 +102,36 @@ export class SqliteDatabase {
   writer<A extends unknown[], T>(fn: (...args: A) => T): (...args: A) => T {
     const tx = this.db.transaction(fn);
     return (...args: A) => tx.immediate(...args);
+  }
+
+  /**
+   * `writer`'s transaction for writes off the request path (usage flushes): SQLite's
+   * busy timeout waits inside the call, holding the whole event loop and every request
+   * with it, so this one takes the write lock only when it is free at once and otherwise
+   * waits its turn on timers, for as long as the busy timeout, before failing with
+   * SQLITE_BUSY as `writer` would. A try that finds the lock taken has written nothing.
+   */
+  asyncWriter<A extends unknown[], T>(fn: (...args: A) => T): (...args: A) => Promise<T> {
+    const tx = this.db.transaction(fn);
+    const now = (args: A): T => {
+      this.db.pragma('busy_timeout = 0');
+      try {
+        return tx.immediate(...args);
+      } finally {
+        this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+      }
+    };
+    return async (...args: A) => {
+      const deadline = Date.now() + this.busyTimeoutMs;
+      for (let pause = RETRY_FIRST_MS; ; pause = Math.min(pause * 2, RETRY_MAX_MS)) {
+        try {
+          return now(args);
+        } catch (err) {
+          if (!isBusy(err) || Date.now() >= deadline || this.closed) throw err;
+        }
+        await sleep(pause);
+      }
+    };
   }
 
   close(): void {

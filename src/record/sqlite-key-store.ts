@@ -87,7 +87,7 @@ export class SqliteKeyBackend implements KeyBackend {
   private readonly lastUsedStmt;
   private readonly touchStmt;
   private readonly commitTx: (prev: KeyRecord | undefined, next: KeyRecord, now: number) => boolean;
-  private readonly touchTx: (times: ReadonlyMap<string, number>) => void;
+  private readonly touchTx: (times: ReadonlyMap<string, number>) => Promise<void>;
 
   constructor(db: SqliteDatabase, live: boolean) {
     this.byHashStmt = db.statement<[string], KeyRow>(`SELECT ${COLUMNS} FROM keys WHERE hash = ?`);
@@ -121,7 +121,8 @@ export class SqliteKeyBackend implements KeyBackend {
     );
     this.touchStmt = db.statement<[number, string]>('UPDATE keys SET last_used_ms = max(coalesce(last_used_ms, 0), ?) WHERE id = ?');
     this.commitTx = db.writer((prev, next, now) => this.commitNow(prev, next, now));
-    this.touchTx = db.writer((times) => {
+    // Written on an interval, off the request path: waits for the lock on timers (asyncWriter).
+    this.touchTx = db.asyncWriter((times: ReadonlyMap<string, number>) => {
       for (const [id, at] of times) this.touchStmt.run(at, id);
     });
     this.seen = this.lastSeqStmt.get()?.seq ?? 0;
@@ -195,7 +196,7 @@ export class SqliteKeyBackend implements KeyBackend {
   }
 
   async saveLastUsed(times: ReadonlyMap<string, number>): Promise<void> {
-    if (times.size > 0) this.touchTx(times);
+    if (times.size > 0) await this.touchTx(times);
   }
 
   async announce(): Promise<void> {

@@ -2,7 +2,9 @@
 // hour, chain, method and outcome, each flush ADDING its deltas to the row (so the
 // instances and workers writing one file sum), and the failed-call log, trimmed to the
 // last N per key in the same transaction. A flush is one BEGIN IMMEDIATE transaction of
-// prepared statements, one upsert per row touched since the last flush. Reads sum the
+// prepared statements, one upsert per row touched since the last flush, that waits for
+// another writer's lock on timers, not in SQLite's busy handler (which would hold every
+// request of the process for as long as the lock is held). Reads sum the
 // rows in SQL; the latency histogram is a column per bucket, so sums stay exact. Rows
 // and the reading statement are usage-history-rows.ts's, shared with PostgreSQL.
 
@@ -27,8 +29,8 @@ import {
 const SQLITE: SumDialect = { placeholder: () => '?', sum: (c) => `sum(${c})`, byCodePoint: (c) => c };
 
 export class SqliteUsageHistory implements UsageHistory {
-  private readonly writeTx: (batch: UsageBatch) => void;
-  private readonly pruneTx: (beforeHour: number, failedBefore: number) => { rollups: number; failed: number };
+  private readonly writeTx: (batch: UsageBatch) => Promise<void>;
+  private readonly pruneTx: (beforeHour: number, failedBefore: number) => Promise<{ rollups: number; failed: number }>;
 
   /** Over an open record (which the caller closes). */
   constructor(private readonly db: SqliteDatabase) {
@@ -43,7 +45,7 @@ export class SqliteUsageHistory implements UsageHistory {
       `DELETE FROM failed_calls WHERE key_id = ? AND id NOT IN
          (SELECT id FROM failed_calls WHERE key_id = ? ${FAILED_NEWEST_FIRST} LIMIT ?)`,
     );
-    this.writeTx = db.writer((batch: UsageBatch) => {
+    this.writeTx = db.asyncWriter((batch: UsageBatch) => {
       for (const r of batch.rows) upsert.run(...rollupValues(r));
       if (batch.failed.length === 0) return;
       const keys = new Set<string>();
@@ -55,7 +57,7 @@ export class SqliteUsageHistory implements UsageHistory {
     });
     const pruneRollups = db.statement<[number]>('DELETE FROM usage_hours WHERE hour < ?');
     const pruneFailed = db.statement<[number]>('DELETE FROM failed_calls WHERE at_ms < ?');
-    this.pruneTx = db.writer((beforeHour: number, failedBefore: number) => ({
+    this.pruneTx = db.asyncWriter((beforeHour: number, failedBefore: number) => ({
       rollups: pruneRollups.run(beforeHour).changes,
       failed: pruneFailed.run(failedBefore).changes,
     }));
@@ -63,7 +65,7 @@ export class SqliteUsageHistory implements UsageHistory {
 
   async write(batch: UsageBatch): Promise<void> {
     if (batch.rows.length === 0 && batch.failed.length === 0) return;
-    this.writeTx(batch);
+    await this.writeTx(batch);
   }
 
   async read(q: UsageQuery): Promise<UsageTotals[]> {

@@ -23,7 +23,7 @@ export class SqliteUsageStore implements UsageArchive {
   private writing: Promise<void> = Promise.resolve();
   /** What each row held when last read or written, by key, day and chain: unchanged rows are not written again. */
   private readonly kept = new Map<string, string>();
-  private readonly writeTx: (rows: readonly UsageParams[]) => void;
+  private readonly writeTx: (rows: readonly UsageParams[]) => Promise<void>;
 
   /** Over an open record (which the caller closes, after the store). */
   constructor(
@@ -35,7 +35,8 @@ export class SqliteUsageStore implements UsageArchive {
        ON CONFLICT (key_id, day, chain) DO UPDATE SET
          calls = excluded.calls, errors = excluded.errors, limited = excluded.limited, invalid = excluded.invalid`,
     );
-    this.writeTx = db.writer((rows) => {
+    // Written on an interval, off the request path: waits for the lock on timers (asyncWriter).
+    this.writeTx = db.asyncWriter((rows: readonly UsageParams[]) => {
       for (const r of rows) upsert.run(...r);
     });
   }
@@ -54,7 +55,7 @@ export class SqliteUsageStore implements UsageArchive {
   }
 
   flush(): Promise<void> {
-    this.writing = this.writing.then(() => {
+    this.writing = this.writing.then(async () => {
       if (!this.book.dirty) return;
       this.book.dirty = false;
       const changed: UsageParams[] = [];
@@ -70,7 +71,7 @@ export class SqliteUsageStore implements UsageArchive {
       }
       if (changed.length === 0) return;
       try {
-        this.writeTx(changed);
+        await this.writeTx(changed);
         for (const [at, now] of seen) this.kept.set(at, now);
       } catch {
         // Busy past the timeout, or the disk full: the next flush tries again.
