@@ -9,12 +9,12 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDevnet, type Devnet } from '../../src/devnet/index.js';
 import { Metrics } from '../../src/ops/metrics/metrics.js';
+import { callAlone as call, count, hammer, servedByBoth, type Answer } from '../support/cluster-calls.js';
 import { checkAll } from '../support/dashboards.js';
 import { configYaml, get, redisHot, storeYaml } from '../support/harness.js';
 import { recordKeys, recordUsage } from '../support/record.js';
@@ -37,53 +37,6 @@ const CALL = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' };
 /** What the evm plugin's head probe sends. */
 const PROBE = '{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["latest",false]}';
 
-interface Answer {
-  readonly status: number;
-  readonly json: unknown;
-}
-
-/** One POST on a connection of its own: node:cluster gives each new connection to one worker. */
-function call(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const data = JSON.stringify(body);
-    const req = request(
-      url,
-      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', connection: 'close', ...headers } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => {
-          let json: unknown;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, json });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(data);
-  });
-}
-
-/** `n` calls, `concurrency` at a time, each on its own connection. */
-async function hammer(n: number, concurrency: number, one: (i: number) => Promise<Answer>): Promise<Answer[]> {
-  const answers: Answer[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < n) answers.push(await one(next++));
-    }),
-  );
-  return answers;
-}
-
-const count = (answers: readonly Answer[], status: number): number => answers.filter((a) => a.status === status).length;
-
 async function admin(served: Served, method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
   const res = await fetch(`${served.admin}${path}`, {
     method,
@@ -91,20 +44,6 @@ async function admin(served: Served, method: 'GET' | 'POST', path: string, body?
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, json: await res.json() };
-}
-
-/** Workers whose request log lines name this chain (lines are written within 100 ms; wait for `lines` of them). */
-async function workersLogging(served: Served, lines: number, since = 0): Promise<Set<number>> {
-  const read = (): Array<{ worker?: number }> =>
-    served
-      .out()
-      .slice(since)
-      .split('\n')
-      .filter((l) => l.includes('"msg":"request"'))
-      .map((l) => JSON.parse(l) as { worker?: number });
-  // Too few lines: the callers' expectations say which workers are missing.
-  await until(() => read().length >= lines, { what: `${lines} request lines are written`, timeoutMs: 2_500 }).catch(() => undefined);
-  return new Set(read().map((l) => l.worker ?? -1));
 }
 
 /** Key id → the worker whose log line `msg` names it, for the lines written since `since`. */
@@ -116,21 +55,6 @@ function workerByKey(served: Served, msg: string, since: number): Map<string, nu
     if (line.keyId !== undefined && line.worker !== undefined) found.set(line.keyId, line.worker);
   }
   return found;
-}
-
-/**
- * The workers whose request lines show since `since` (once `lines` of them are written).
- * The kernel, not the gateway, picks which worker accepts a connection and may give a
- * short burst to one: then `more` is sent (each on a connection of its own) until both
- * have answered one, at most 100 more calls.
- */
-async function servedByBoth(served: Served, lines: number, since: number, more: () => Promise<Answer>): Promise<number[]> {
-  let workers = await workersLogging(served, lines, since);
-  for (let extra = 4; extra <= 100 && !(workers.has(0) && workers.has(1)); extra += 4) {
-    await hammer(4, 4, more);
-    workers = await workersLogging(served, lines + extra, since);
-  }
-  return [...workers].sort();
 }
 
 function sampleSum(scrape: string, metric: string, match: (labels: string) => boolean = () => true): number {
