@@ -27,7 +27,7 @@ describe('the Redis hot state on a three-master cluster', function () {
   let cluster: OwnCluster;
   let servers: RedisServers;
   let connection: RedisConnection;
-  let clock = START;
+  const clock = START;
   const fallbacks: unknown[] = [];
 
   before(async () => {
