@@ -6,7 +6,7 @@
 
 import { expect } from 'chai';
 import type { Gateway } from '../../src/app/gateway.js';
-import { L1_FULL_AND_ARCHIVE, rpc, startStack, type Stack } from '../support/harness.js';
+import { get, L1_FULL_AND_ARCHIVE, rpc, startStack, type Stack } from '../support/harness.js';
 import { OwnCluster } from '../support/redis-ha.js';
 import { until, untilDefined } from '../support/until.js';
 import { RpcSocket, refusal, wsUrl } from '../support/ws-client.js';
@@ -19,6 +19,7 @@ const TIERS = `
 `;
 const CALL = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' };
 const PREFIX = 'nrcl:';
+const TOKEN = 'cluster-admin-token';
 
 describe('the hot state on a three-master Redis Cluster, two instances', function () {
   this.timeout(60_000);
@@ -33,6 +34,7 @@ describe('the hot state on a three-master Redis Cluster, two instances', functio
       chains: [L1_FULL_AND_ARCHIVE],
       tiers: TIERS,
       now: () => clock,
+      adminToken: TOKEN,
       hotYaml: `{ kind: redis, cluster: ${cluster.yaml}, prefix: "${PREFIX}", timeoutMs: 3000, onFailure: fail-closed, instances: 2 }`,
     });
     other = await stack.startAnother();
@@ -115,6 +117,22 @@ describe('the hot state on a three-master Redis Cluster, two instances', functio
     });
     await stack.gateway.keys.revoke(id);
     expect((await t.closed).code).to.equal(1008);
+  });
+
+  it("carries a node's cordon to the other instance at once (its own re-read is 30 s away)", async () => {
+    const state = async (gw: Gateway): Promise<string | undefined> => {
+      const { chains } = (await get(`${gw.adminUrl}/health/chains`)).json as {
+        chains: Array<{ chain: string; nodes: Array<{ name: string; state: string }> }>;
+      };
+      return chains.find((c) => c.chain === 'l1')?.nodes.find((n) => n.name === 'l1-full-1')?.state;
+    };
+    const res = await fetch(`${stack.gateway.adminUrl}/admin/nodes/l1/l1-full-1/cordon`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ reason: 'cluster test' }),
+    });
+    expect(res.status).to.equal(200);
+    await until(async () => (await state(other)) === 'cordoned', { what: 'the other instance holds the node', timeoutMs: 1_000 });
   });
 
   it('adds up usage from both instances', async () => {

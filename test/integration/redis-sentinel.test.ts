@@ -20,6 +20,7 @@ const TIERS = `
 `;
 const CALL = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' });
 const WORKERS = 4;
+const TOKEN = 'sentinel-admin-token';
 
 interface Tally {
   answered: number;
@@ -39,6 +40,7 @@ for (const policy of ['fail-open', 'fail-closed'] as const) {
       stack = await startStack({
         chains: [L1_FULL_AND_ARCHIVE],
         tiers: TIERS,
+        adminToken: TOKEN,
         hotYaml: `{ kind: redis, sentinels: ${group.sentinelsYaml}, name: ${group.name}, prefix: "${prefix}", timeoutMs: 250, onFailure: ${policy}, leaseMs: 0 }`,
       });
     });
@@ -126,6 +128,23 @@ for (const policy of ['fail-open', 'fail-closed'] as const) {
       const counted = await countedOn(replicaPort, id);
       for (let i = 0; i < 10; i++) expect((await call()).status).to.equal(200);
       expect(await countedOn(replicaPort, id)).to.equal(counted + 10);
+    });
+
+    it("after the failover, a node's cordon reaches the other instance at once (its own re-read is 30 s away)", async () => {
+      const other = await stack.startAnother();
+      const state = async (): Promise<string | undefined> => {
+        const { chains } = (await get(`${other.adminUrl}/health/chains`)).json as {
+          chains: Array<{ chain: string; nodes: Array<{ name: string; state: string }> }>;
+        };
+        return chains.find((c) => c.chain === 'l1')?.nodes.find((n) => n.name === 'l1-full-1')?.state;
+      };
+      const res = await fetch(`${stack.gateway.adminUrl}/admin/nodes/l1/l1-full-1/cordon`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify({ reason: 'sentinel test' }),
+      });
+      expect(res.status).to.equal(200);
+      await until(async () => (await state()) === 'cordoned', { what: 'the other instance holds the node', timeoutMs: 1_000 });
     });
 
     it('after the failover, a key revoked on one instance is refused on the other within two seconds', async () => {
