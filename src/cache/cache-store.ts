@@ -3,7 +3,7 @@
 // height they depend on, so a reorg can evict exactly the heights it touched.
 
 import { createHash } from 'node:crypto';
-import type { RedisClient } from '../store/redis-connection.js';
+import type { Cluster, Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 
 /** A node's answer as the cache keeps it. */
@@ -102,7 +102,7 @@ export class MemoryCacheStore implements CacheStore {
  */
 export class RedisCacheStore implements CacheStore {
   constructor(
-    private readonly redis: RedisClient,
+    private readonly redis: Redis | Cluster,
     private readonly prefix: string,
     private readonly maxEntryBytes: number,
     /** Upper bound of any TTL in Redis, so nothing lives forever there. */

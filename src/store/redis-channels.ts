@@ -6,8 +6,7 @@
 // What a message means is its listener's (key changes, holds).
 
 import { randomUUID } from 'node:crypto';
-import type { RedisServers } from '../config/types.js';
-import { RedisConnection, type RedisClient } from './redis-connection.js';
+import { RedisConnection, type RedisClient, type RedisServers } from './redis-connection.js';
 
 export interface ChannelListener {
   /** Another instance's message. */

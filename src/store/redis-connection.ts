@@ -6,7 +6,27 @@
 // next reconnect), or a Redis Cluster; callers see one client type either way.
 
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import type { RedisServers } from '../config/types.js';
+
+/** A server's address. */
+export interface RedisAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * Where to connect, in this layer's terms (the store imports nothing of the gateway;
+ * the config's `store.hot` servers have this shape).
+ */
+export type RedisServers =
+  | { readonly kind: 'url'; readonly url: string }
+  | {
+      readonly kind: 'sentinel';
+      readonly sentinels: readonly RedisAddress[];
+      readonly name: string;
+      readonly password: string | undefined;
+      readonly sentinelPassword: string | undefined;
+    }
+  | { readonly kind: 'cluster'; readonly nodes: readonly RedisAddress[]; readonly password: string | undefined };
 
 /** A connection to a single server (URL or Sentinel) or to a cluster: the commands noderouter uses are the same. */
 export type RedisClient = Redis | Cluster;
