@@ -6,7 +6,7 @@
 // (set of ids), st:<hash> sign-in token, ss:<hash> session. Accounts change by
 // compare-and-set: two instances changing one account both land.
 
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../store/redis-connection.js';
 import { RedisCas } from '../store/redis-cas.js';
 import {
   AccountExistsError,
@@ -39,7 +39,7 @@ export class RedisAccountStore implements AccountStore {
   private readonly cas: RedisCas;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly now: () => number = Date.now,
   ) {

@@ -5,7 +5,6 @@
 // shared by every instance (spent from short leases unless told to ask Redis on every
 // call), and key changes and holds announced on Redis pub/sub.
 
-import type { Redis } from 'ioredis';
 import { announceKeys } from '../auth/key-announcements.js';
 import type { Channel } from '../cluster/channel.js';
 import { PushedHoldStore } from '../cluster/shared-holds.js';
@@ -19,7 +18,7 @@ import { MemoryLimiter, type Limiter } from '../quota/limiter.js';
 import { RedisConnectionSlots } from '../quota/redis-connection-slots.js';
 import { RedisLimiter } from '../quota/redis-limiter.js';
 import { RedisChannels } from '../store/redis-channels.js';
-import { RedisConnection } from '../store/redis-connection.js';
+import { RedisConnection, type RedisClient } from '../store/redis-connection.js';
 import type { RecordParts } from './open-record.js';
 
 export interface HotParts {
@@ -30,7 +29,7 @@ export interface HotParts {
   /** The record's holds as this process sees them: announced to other instances, or pushed by a cluster's primary. */
   readonly holds: HoldStore;
   /** The Redis connection of the Redis hot state (the response cache may share it). */
-  readonly redis: Redis | undefined;
+  readonly redis: RedisClient | undefined;
   /** Whether Redis answers (memory always does). */
   up(): boolean;
   /** Before the record closes (the usage book is flushed into it). */
@@ -75,7 +74,7 @@ async function openMemoryHot(record: RecordParts, options: OpenHotOptions): Prom
 }
 
 async function openRedisHot(config: RedisHotConfig, record: RecordParts, options: OpenHotOptions): Promise<HotParts> {
-  const connection = new RedisConnection({ url: config.url, timeoutMs: config.timeoutMs, onHealth: options.onHealth });
+  const connection = new RedisConnection({ servers: config.servers, timeoutMs: config.timeoutMs, onHealth: options.onHealth });
   await connection.ready(Math.max(config.timeoutMs * 4, 1_000));
   const shared = new RedisLimiter(connection.client, {
     prefix: config.prefix,
@@ -96,7 +95,7 @@ async function openRedisHot(config: RedisHotConfig, record: RecordParts, options
     now: options.now,
     onFallback: options.onFallback,
   });
-  const channels = await RedisChannels.open(connection.client, config.url, config.timeoutMs);
+  const channels = await RedisChannels.open(connection.client, config.servers, config.timeoutMs);
   await announceKeys(record.keys, channels, config.prefix, options.live);
   // A worker's holds are pushed by its primary, which hears the other instances.
   const holds =

@@ -10,7 +10,7 @@ import type { HoldStore } from '../ops/holds/hold-store.js';
 import type { ConnectionSlots } from '../quota/connection-slots.js';
 import type { Limiter } from '../quota/limiter.js';
 import type { UsageHistory } from '../quota/usage-history.js';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../store/redis-connection.js';
 import { openHot, type HotParts, type OpenHotOptions } from './open-hot.js';
 import { openRecord } from './open-record.js';
 
@@ -28,7 +28,7 @@ export interface StoreBundle {
   /** Operators' holds on nodes (cordon, drain). */
   readonly holds: HoldStore;
   /** The Redis connection of the Redis hot state (the response cache may share it). */
-  readonly redis: Redis | undefined;
+  readonly redis: RedisClient | undefined;
   /** Where this process writes usage history (hourly rollups, the failed-call log): the record's. */
   readonly history: UsageHistory;
   /** Whether the hot state's service answers (memory always does). */

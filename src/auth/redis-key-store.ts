@@ -12,11 +12,10 @@
 // records when absent (marked by ka-index and px-index).
 
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { KeyRepository, type KeyBackend } from './key-repository.js';
 import type { KeyRecord, StoreChange } from './key-store.js';
 import { RedisCas, type IndexOp } from '../store/redis-cas.js';
-import { RedisConnection } from '../store/redis-connection.js';
+import { RedisConnection, type RedisClient } from '../store/redis-connection.js';
 import { script, type ScriptCall } from '../store/redis-scripts.js';
 
 /** One round trip: the id a hash points to, and that key's record. */
@@ -38,7 +37,7 @@ export interface RedisKeyStoreOptions {
 }
 
 /** The Redis key store; `redis` is a connected client owned by the caller. */
-export async function openRedisKeyStore(redis: Redis, options: RedisKeyStoreOptions): Promise<KeyRepository> {
+export async function openRedisKeyStore(redis: RedisClient, options: RedisKeyStoreOptions): Promise<KeyRepository> {
   const backend = await RedisKeyBackend.open(redis, options);
   return new KeyRepository(backend, { live: options.live !== undefined, now: options.now });
 }
@@ -55,7 +54,7 @@ export class RedisKeyBackend implements KeyBackend {
   private readonly texts = new WeakMap<KeyRecord, string>();
 
   private constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly subscriber: RedisConnection | undefined,
     private readonly prefix: string,
   ) {
@@ -63,12 +62,15 @@ export class RedisKeyBackend implements KeyBackend {
     this.cas = new RedisCas(redis);
   }
 
-  static async open(redis: Redis, options: RedisKeyStoreOptions): Promise<RedisKeyBackend> {
+  static async open(redis: RedisClient, options: RedisKeyStoreOptions): Promise<RedisKeyBackend> {
     let subscriber: RedisConnection | undefined;
     if (options.live !== undefined) {
-      subscriber = new RedisConnection({ url: options.live.url, timeoutMs: options.live.timeoutMs });
+      subscriber = new RedisConnection({
+        servers: { kind: 'url', url: options.live.url },
+        timeoutMs: options.live.timeoutMs,
+        subscriber: true,
+      });
       // The command timeout must not cut the long-lived subscription.
-      subscriber.client.options.commandTimeout = undefined;
     }
     const backend = new RedisKeyBackend(redis, subscriber, options.prefix);
     if (subscriber !== undefined) {

@@ -3,7 +3,7 @@
 // height they depend on, so a reorg can evict exactly the heights it touched.
 
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 
 /** A node's answer as the cache keeps it. */
@@ -102,7 +102,7 @@ export class MemoryCacheStore implements CacheStore {
  */
 export class RedisCacheStore implements CacheStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: Redis | Cluster,
     private readonly prefix: string,
     private readonly maxEntryBytes: number,
     /** Upper bound of any TTL in Redis, so nothing lives forever there. */
@@ -126,7 +126,15 @@ export class RedisCacheStore implements CacheStore {
     const text = JSON.stringify(value);
     if (text.length > this.maxEntryBytes) return;
     const rk = this.k(key);
-    const m = this.redis.multi().set(rk, text, 'PX', Math.min(ttlMs, this.maxTtlMs));
+    const px = Math.min(ttlMs, this.maxTtlMs);
+    if (this.redis.isCluster) {
+      // The entry and the chain's index live in different slots, which one MULTI cannot
+      // span: the index first, so an entry that exists is always found by an eviction.
+      const indexed = height === undefined ? Promise.resolve(0) : this.redis.zadd(`${this.prefix}cache:h:${chain}`, height, rk);
+      indexed.then(() => this.redis.set(rk, text, 'PX', px)).catch(() => undefined);
+      return;
+    }
+    const m = this.redis.multi().set(rk, text, 'PX', px);
     if (height !== undefined) m.zadd(`${this.prefix}cache:h:${chain}`, height, rk);
     m.exec().catch(() => undefined);
   }
@@ -135,7 +143,11 @@ export class RedisCacheStore implements CacheStore {
     const set = `${this.prefix}cache:h:${chain}`;
     try {
       const keys = await this.redis.zrangebyscore(set, height, '+inf');
-      if (keys.length > 0)
+      if (keys.length > 0 && this.redis.isCluster) {
+        // One DEL per entry (they lie in many slots), then the index.
+        await Promise.all(keys.map((k) => this.redis.del(k)));
+        await this.redis.zremrangebyscore(set, height, '+inf');
+      } else if (keys.length > 0)
         await this.redis
           .multi()
           .del(...keys)

@@ -3,7 +3,7 @@
 
 import { loadConfig } from '../config/load.js';
 import { REDACTED, redactUrl } from '../config/redact.js';
-import { recordName } from '../config/store-config.js';
+import { recordName, redisServersName } from '../config/store-config.js';
 import { option, type ParsedArgs } from './args.js';
 import { defaultConfigPath, out } from './common.js';
 
@@ -12,7 +12,9 @@ export async function checkConfigCommand(args: ParsedArgs): Promise<number> {
   const config = await loadConfig(file);
   out(`${config.file}: ok (${Object.keys(config.chains).length} chain endpoints, ${Object.keys(config.tiers).length} tiers)`);
   const { record, hot } = config.store;
-  out(`  record: ${recordName(record)}; hot state: ${hot.kind === 'redis' ? `redis ${redactUrl(hot.url)} ${hot.prefix}` : 'memory'}`);
+  out(
+    `  record: ${recordName(record)}; hot state: ${hot.kind === 'redis' ? `redis ${redisServersName(hot.servers)} ${hot.prefix}` : 'memory'}`,
+  );
   // What each endpoint routes to, as it may be printed: tokens in node URLs and header values are REDACTED.
   for (const c of Object.values(config.chains)) {
     const route = [c.route.host, c.route.path].filter((r) => r !== undefined).join('') || '(default gRPC chain)';

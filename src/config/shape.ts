@@ -329,6 +329,9 @@ const StoreRecord = Section(
   },
 );
 
+/** A Redis server as host:port (an IPv6 host in brackets). */
+const HOST_PORT = '^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9._-]+):[0-9]{1,5}$';
+
 /** Hot state: in this process, or in Redis (its settings are the Redis ones). */
 const StoreHot = Section(
   {
@@ -342,9 +345,37 @@ const StoreHot = Section(
     url: Type.Optional(
       Str(undefined, {
         pattern: '^rediss?://',
-        description: 'Redis hot state: the redis:// or rediss:// URL (required with kind: redis).',
+        description:
+          'Redis hot state on one server: the redis:// or rediss:// URL (a password as ${ENV}). Exactly one of url, sentinels and cluster.',
         errorMessage: 'must be a redis:// or rediss:// URL',
       }),
+    ),
+    sentinels: Type.Optional(
+      Type.Array(Str(undefined, { pattern: HOST_PORT, errorMessage: 'must be host:port, e.g. 10.0.0.7:26379' }), {
+        minItems: 1,
+        description:
+          'Redis hot state behind Redis Sentinel: the sentinels as host:port (any that answers names the master; a failover is followed). Needs name. See README "Redis: single, Sentinel, Cluster".',
+        errorMessage: 'must list sentinels as host:port, e.g. [10.0.0.7:26379, 10.0.0.8:26379]',
+      }),
+    ),
+    name: Type.Optional(
+      Str(
+        undefined,
+        doc("Redis hot state behind Sentinel: the master's name in the sentinels' configuration (sentinel monitor <name> …)."),
+      ),
+    ),
+    cluster: Type.Optional(
+      Type.Array(Str(undefined, { pattern: HOST_PORT, errorMessage: 'must be host:port, e.g. 10.0.0.7:6379' }), {
+        minItems: 1,
+        description: 'Redis hot state on a Redis Cluster: some of its nodes as host:port (the rest are discovered).',
+        errorMessage: 'must list cluster nodes as host:port, e.g. [10.0.0.7:6379, 10.0.0.8:6379]',
+      }),
+    ),
+    password: Type.Optional(
+      Str(undefined, doc("Redis hot state behind Sentinel or on a Cluster: the Redis servers' password (write it as ${ENV}).")),
+    ),
+    sentinelPassword: Type.Optional(
+      Str(undefined, doc("Redis hot state behind Sentinel: the sentinels' own password, if they have one (${ENV}).")),
     ),
     prefix: Str('noderouter:', doc('Redis hot state: every Redis key noderouter writes starts with it.')),
     timeoutMs: Int(1, 60_000, 250, doc("Redis hot state: bound of every Redis call; keep it well above Redis's latency under load.")),
@@ -379,12 +410,8 @@ const StoreHot = Section(
       errorMessage: 'must be "auto" or an integer from 0 (0: no leases, every call asks Redis)',
     }),
   },
-  // The Redis hot state needs its URL.
-  {
-    description: 'Limits, counters, leases, WebSocket slots and change announcements. See docs/scaling.md#running-several-instances.',
-    if: { properties: { kind: { const: 'redis' } }, required: ['kind'] },
-    then: { required: ['url'], properties: { url: { type: 'string' } } },
-  },
+  // Which of url, sentinels and cluster is given is store-config.ts's to check (exactly one).
+  { description: 'Limits, counters, leases, WebSocket slots and change announcements. See docs/scaling.md#running-several-instances.' },
 );
 
 const Usage = Section(
@@ -418,7 +445,20 @@ const Usage = Section(
 export const POSTGRES_RECORD_SETTINGS = ['url', 'schema', 'poolSize'] as const;
 
 /** The settings of the Redis hot state (what `kind: memory` does not read). */
-export const REDIS_HOT_SETTINGS = ['url', 'prefix', 'timeoutMs', 'onFailure', 'instances', 'leaseMs', 'leaseTokens'] as const;
+export const REDIS_HOT_SETTINGS = [
+  'url',
+  'sentinels',
+  'name',
+  'cluster',
+  'password',
+  'sentinelPassword',
+  'prefix',
+  'timeoutMs',
+  'onFailure',
+  'instances',
+  'leaseMs',
+  'leaseTokens',
+] as const;
 
 const Store = Section(
   { record: StoreRecord, hot: StoreHot },

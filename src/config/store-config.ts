@@ -5,9 +5,10 @@
 // shape.ts's; opening them is src/app/'s.
 
 import { isAbsolute, resolve } from 'node:path';
+import { redactUrl } from './redact.js';
 import { isTree, type ConfigProblems } from './reader.js';
 import { POSTGRES_RECORD_SETTINGS, REDIS_HOT_SETTINGS, type ConfigFile } from './shape.js';
-import type { HotConfig, RecordConfig, StoreConfig } from './types.js';
+import type { HotConfig, RecordConfig, RedisAddress, RedisServers, StoreConfig } from './types.js';
 
 /** The settings of the one store of earlier versions, directly under `store`. */
 const OLD_SETTINGS = ['kind', 'path', 'url', 'prefix', 'timeoutMs', 'onFailure', 'instances', 'leaseMs', 'leaseTokens'];
@@ -66,11 +67,61 @@ export function takeOldStore(tree: unknown, base: string, problems: ConfigProble
   return { record: isTree(store.record) ? Object.keys(store.record) : [], hot: isTree(store.hot) ? Object.keys(store.hot) : [] };
 }
 
+/** `host:port` (checked by the shape) as an address; a bracketed IPv6 host loses its brackets. */
+function address(text: string): RedisAddress {
+  const cut = text.lastIndexOf(':');
+  return { host: text.slice(0, cut).replace(/^\[(.*)\]$/, '$1'), port: Number(text.slice(cut + 1)) };
+}
+
+const WAYS = 'url: redis://host:6379, or sentinels: [host:26379, …] with name: <master>, or cluster: [host:6379, …]';
+
+/** Exactly one of url, sentinels and cluster names the Redis of the hot state; what goes with one is refused beside another. */
+function readServers(problems: ConfigProblems, h: ConfigFile['store']['hot']): RedisServers {
+  const given = (['url', 'sentinels', 'cluster'] as const).filter((k) => h[k] !== undefined);
+  if (given.length === 0) {
+    problems.add('store.hot.url', `is required with kind: redis, or one of the other ways to find Redis: ${WAYS}`);
+    return { kind: 'url', url: '' };
+  }
+  if (given.length > 1) {
+    problems.add(`store.hot.${given[1]}`, `is given beside ${given[0]}, but Redis is found one way: keep one of ${given.join(', ')}`);
+  }
+  const way = given[0];
+  if (way !== 'sentinels' && h.name !== undefined) {
+    problems.add(
+      'store.hot.name',
+      `names a Sentinel master, which ${way} does not read: add sentinels: [host:26379, …], or leave name out`,
+    );
+  }
+  if (way !== 'sentinels' && h.sentinelPassword !== undefined) {
+    problems.add('store.hot.sentinelPassword', `is the sentinels' password, which ${way} does not read: add sentinels, or leave it out`);
+  }
+  if (way === 'url') {
+    if (h.password !== undefined) {
+      problems.add('store.hot.password', 'is not read with url: write it in the URL, redis://:${REDIS_PASSWORD}@host:6379');
+    }
+    return { kind: 'url', url: h.url ?? '' };
+  }
+  if (way === 'cluster') return { kind: 'cluster', nodes: (h.cluster ?? []).map(address), password: h.password };
+  if (h.name === undefined || h.name === '') {
+    problems.add(
+      'store.hot.name',
+      "is required with sentinels: the master's name as the sentinels know it (sentinel monitor <name> …), e.g. name: mymaster",
+    );
+  }
+  return {
+    kind: 'sentinel',
+    sentinels: (h.sentinels ?? []).map(address),
+    name: h.name ?? '',
+    password: h.password,
+    sentinelPassword: h.sentinelPassword,
+  };
+}
+
 function readHot(problems: ConfigProblems, h: ConfigFile['store']['hot'], written: WrittenStore): HotConfig {
   if (h.kind === 'redis') {
     return {
       kind: 'redis',
-      url: h.url ?? '',
+      servers: readServers(problems, h),
       prefix: h.prefix,
       timeoutMs: h.timeoutMs,
       onFailure: h.onFailure,
@@ -138,6 +189,15 @@ export function checkRedisCache(
       );
     }
   }
+}
+
+/** Where the hot state's Redis is, as messages and `check-config` print it (never a password). */
+export function redisServersName(servers: RedisServers): string {
+  const list = (a: readonly RedisAddress[]): string =>
+    a.map((x) => (x.host.includes(':') ? `[${x.host}]` : x.host) + `:${x.port}`).join(', ');
+  if (servers.kind === 'sentinel') return `sentinel master "${servers.name}" via ${list(servers.sentinels)}`;
+  if (servers.kind === 'cluster') return `cluster of ${list(servers.nodes)}`;
+  return redactUrl(servers.url);
 }
 
 /** What a store failure does: the Redis hot state's policy; the record and memory have none to choose. */

@@ -117,11 +117,33 @@ export interface MemoryHotConfig {
   readonly kind: 'memory';
 }
 
+/** A Redis server's address as the config names it. */
+export interface RedisAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * Which Redis: one server by URL; a master found through Sentinel (it follows a
+ * failover); or a Redis Cluster, found from any of its nodes.
+ */
+export type RedisServers =
+  | { readonly kind: 'url'; readonly url: string }
+  | {
+      readonly kind: 'sentinel';
+      readonly sentinels: readonly RedisAddress[];
+      /** The master's name in the sentinels' configuration. */
+      readonly name: string;
+      readonly password: string | undefined;
+      readonly sentinelPassword: string | undefined;
+    }
+  | { readonly kind: 'cluster'; readonly nodes: readonly RedisAddress[]; readonly password: string | undefined };
+
 /** Hot state in Redis, shared by every instance. */
 export interface RedisHotConfig {
   readonly kind: 'redis';
-  /** Connection URL. */
-  readonly url: string;
+  /** Where Redis is: `url`, `sentinels` or `cluster` in the file. */
+  readonly servers: RedisServers;
   /** Prefix of every key noderouter writes, so several deployments can share a server. */
   readonly prefix: string;
   /** Bound of every command; past it the call counts as a Redis failure. */

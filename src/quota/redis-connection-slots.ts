@@ -4,7 +4,7 @@
 // by themselves. When Redis fails, the store's policy applies: fail-open counts in
 // this process with the cap divided by the instance count, fail-closed refuses.
 
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../store/redis-connection.js';
 import { GatewayError } from '../errors.js';
 import { MemoryConnectionSlots, type ConnectionSlots } from './connection-slots.js';
 import { script, type ScriptCall } from '../store/redis-scripts.js';
@@ -40,7 +40,7 @@ export class RedisConnectionSlots implements ConnectionSlots {
   private readonly take: ScriptCall;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly options: RedisSlotsOptions,
   ) {
     this.now = options.now ?? Date.now;
@@ -96,24 +96,25 @@ export class RedisConnectionSlots implements ConnectionSlots {
     this.redis.zrem(this.setKey(keyId), slot).catch(() => undefined);
   }
 
-  /** Push every held slot's lease forward (one pipeline for all of them). */
+  /**
+   * Push every held slot's lease forward: commands per key, sent together (a cluster
+   * refuses one pipeline over keys of several slots).
+   */
   private async renew(): Promise<void> {
     if (this.mine.size === 0) return;
     const until = this.now() + LEASE_MS;
-    const p = this.redis.pipeline();
+    const sent: Promise<unknown>[] = [];
     for (const [keyId, slots] of this.mine) {
       const k = this.setKey(keyId);
-      for (const s of slots) p.zadd(k, until, s);
-      p.pexpire(k, LEASE_MS);
+      sent.push(this.redis.zadd(k, ...[...slots].flatMap((s) => [until, s])), this.redis.pexpire(k, LEASE_MS));
     }
-    await p.exec().catch(() => undefined);
+    await Promise.all(sent).catch(() => undefined);
   }
 
   async close(): Promise<void> {
     clearInterval(this.timer);
-    const p = this.redis.pipeline();
-    for (const [keyId, slots] of this.mine) p.zrem(this.setKey(keyId), ...slots);
+    const sent = [...this.mine].map(([keyId, slots]) => this.redis.zrem(this.setKey(keyId), ...slots));
     this.mine.clear();
-    await p.exec().catch(() => undefined);
+    await Promise.all(sent).catch(() => undefined);
   }
 }

@@ -7,8 +7,15 @@
 // instance's own admitter (each limit divided by the instance count), starting from
 // the last state Redis reported rather than from zero; fail-closed refuses with 503.
 // Either way nothing queues.
+// On a Redis Cluster every key a script touches must hash to one slot, and a key's
+// script touches its account's state too: there each key's state carries its
+// account as a hash tag (`<prefix>{<account>}:rl:<id>`), and `<prefix>ka:{<id>}`
+// names a key's account for the readers that know only the key (usage, error
+// counts). A single server keeps the untagged names of earlier versions, so an
+// upgrade keeps its counters.
 
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../store/redis-connection.js';
+import { LRUCache } from 'lru-cache';
 import type { TierConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import {
@@ -48,6 +55,9 @@ const burstOf = (n: number): number => (n === Infinity ? 1e9 : n);
 /** A lease takes at most this share of what is left of a quota, so what other instances hold stays small near its end. */
 const QUOTA_SHARE = 8;
 
+/** How long a key's account stays noted without a call (as long as its usage is kept); renewed on each process's first call. */
+const ACCOUNT_NOTE_MS = 400 * 86_400_000;
+
 /** The day's and month's key lifetimes, then the tier's limits and its account's (-1: the account sets none). */
 function limitsOf(tier: TierConfig, accounts: boolean, now: number): number[] {
   const a = tier.account;
@@ -78,12 +88,17 @@ export class RedisLimiter implements Limiter, LeaseSource {
   private readonly leaseScript: ScriptCall;
   private readonly chargeScript: ScriptCall;
   private readonly refusedScript: ScriptCall;
+  /** Keys carry their account as a hash tag (a cluster). */
+  private readonly tagged: boolean;
+  /** Key id → account, as noted in Redis by this process (a cluster only). */
+  private readonly accounts = new LRUCache<string, string>({ max: 100_000 });
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly options: RedisLimiterOptions,
   ) {
     this.now = options.now ?? Date.now;
+    this.tagged = redis.isCluster;
     this.admitScript = script(redis, 'noderouterAdmitAccount', 8, ADMIT);
     this.throttleScript = script(redis, 'noderouterThrottle', 1, THROTTLE);
     this.leaseScript = script(redis, 'noderouterLease', 8, LEASE);
@@ -93,22 +108,46 @@ export class RedisLimiter implements Limiter, LeaseSource {
     this.localPaced = new LocalThrottle(this.now);
   }
 
-  private k(...parts: string[]): string {
-    return this.options.prefix + parts.join(':');
+  /** A Redis key of the state of `account`'s keys (tagged with it on a cluster: one slot per account). */
+  private k(account: string, ...parts: string[]): string {
+    return this.tagged ? `${this.options.prefix}{${account}}:${parts.join(':')}` : this.options.prefix + parts.join(':');
   }
 
   /** The keys the admit and lease scripts read: the key's rate, quotas and usage, then its account's. */
-  private keysOf(id: string, bucket: string, day: string, month: string): string[] {
+  private keysOf(payer: Payer, bucket: string, day: string, month: string): string[] {
+    const { id, account } = this.note(payer);
     return [
-      this.k('rl', id),
-      this.k('qd', id, day),
-      this.k('qm', id, month),
-      this.k('u', id, day),
-      this.k('ud', id),
-      this.k('arl', bucket),
-      this.k('aqd', bucket, day),
-      this.k('aqm', bucket, month),
+      this.k(account, 'rl', id),
+      this.k(account, 'qd', id, day),
+      this.k(account, 'qm', id, month),
+      this.k(account, 'u', id, day),
+      this.k(account, 'ud', id),
+      this.k(account, 'arl', bucket),
+      this.k(account, 'aqd', bucket, day),
+      this.k(account, 'aqm', bucket, month),
     ];
+  }
+
+  /**
+   * On a cluster: remember (here, and once per process in Redis) which account a key
+   * belongs to, so a reader that knows only the key finds its tagged state.
+   */
+  private note(payer: Payer): Payer {
+    if (this.tagged && this.accounts.get(payer.id) !== payer.account) {
+      this.accounts.set(payer.id, payer.account);
+      this.redis.set(this.accountKey(payer.id), payer.account, 'PX', ACCOUNT_NOTE_MS).catch(() => this.accounts.delete(payer.id));
+    }
+    return payer;
+  }
+
+  private accountKey(id: string): string {
+    return `${this.options.prefix}ka:{${id}}`;
+  }
+
+  /** The account whose tag `id`'s state carries ('' off a cluster; undefined: never admitted on this cluster). */
+  private async accountOf(id: string): Promise<string | undefined> {
+    if (!this.tagged) return '';
+    return this.accounts.get(id) ?? (await this.redis.get(this.accountKey(id))) ?? undefined;
   }
 
   /** The tier as one instance of N enforces it alone while Redis is away. */
@@ -140,7 +179,7 @@ export class RedisLimiter implements Limiter, LeaseSource {
     let r: AdmitReply;
     try {
       r = (await this.admitScript(
-        ...this.keysOf(payer.id, bucket, day, month),
+        ...this.keysOf(payer, bucket, day, month),
         now,
         cost,
         chain,
@@ -174,10 +213,10 @@ export class RedisLimiter implements Limiter, LeaseSource {
     let r: RefusedReply;
     try {
       r = (await this.refusedScript(
-        this.k('rl', payer.id),
-        this.k('u', payer.id, day),
-        this.k('ud', payer.id),
-        this.k('arl', bucket),
+        this.k(this.note(payer).account, 'rl', payer.id),
+        this.k(payer.account, 'u', payer.id, day),
+        this.k(payer.account, 'ud', payer.id),
+        this.k(payer.account, 'arl', bucket),
         now,
         cost,
         chain,
@@ -222,7 +261,7 @@ export class RedisLimiter implements Limiter, LeaseSource {
     let r: AdmitReply;
     try {
       r = (await this.leaseScript(
-        ...this.keysOf(payer.id, bucket, day, month),
+        ...this.keysOf(payer, bucket, day, month),
         now,
         cost,
         want,
@@ -279,7 +318,7 @@ export class RedisLimiter implements Limiter, LeaseSource {
     let r: [number, number, number, number, string, string];
     try {
       r = (await this.chargeScript(
-        ...this.keysOf(payer.id, bucket, day, day.slice(0, 7)),
+        ...this.keysOf(payer, bucket, day, day.slice(0, 7)),
         now,
         cost,
         chain,
@@ -304,13 +343,16 @@ export class RedisLimiter implements Limiter, LeaseSource {
   private count(keyId: string, chain: string, what: 'errors', n: number): void {
     const day = this.day.of(this.now());
     // Best effort: a count lost while Redis is away is not worth a queue.
-    this.redis.hincrby(this.k('u', keyId, day), `${chain}:${what}`, n).catch(() => undefined);
+    const add = (account: string | undefined): Promise<unknown> =>
+      account === undefined ? Promise.resolve() : this.redis.hincrby(this.k(account, 'u', keyId, day), `${chain}:${what}`, n);
+    const known = this.tagged ? this.accounts.get(keyId) : '';
+    (known !== undefined ? add(known) : this.accountOf(keyId).then(add)).catch(() => undefined);
   }
 
   async throttle(bucket: string, perHour: number, burst: number): Promise<number> {
     const interval = 3_600_000 / perHour;
     try {
-      const waitMs = (await this.throttleScript(this.k('th', bucket), this.now(), interval, interval * burst)) as number;
+      const waitMs = (await this.throttleScript(this.options.prefix + `th:${bucket}`, this.now(), interval, interval * burst)) as number;
       return waitMs === 0 ? 0 : Math.max(1, Math.ceil(waitMs / 1000));
     } catch (err) {
       this.options.onFallback?.(err);
@@ -322,8 +364,10 @@ export class RedisLimiter implements Limiter, LeaseSource {
   }
 
   async usage(keyId: string, since = ''): Promise<UsageRow[]> {
-    const days = (await this.redis.smembers(this.k('ud', keyId))).filter((d) => d >= since).sort();
-    const hashes = await Promise.all(days.map((d) => this.redis.hgetall(this.k('u', keyId, d))));
+    const account = await this.accountOf(keyId);
+    if (account === undefined) return [];
+    const days = (await this.redis.smembers(this.k(account, 'ud', keyId))).filter((d) => d >= since).sort();
+    const hashes = await Promise.all(days.map((d) => this.redis.hgetall(this.k(account, 'u', keyId, d))));
     const rows: UsageRow[] = [];
     days.forEach((day, i) => {
       const byChain = new Map<string, UsageRow>();

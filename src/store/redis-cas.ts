@@ -3,7 +3,7 @@
 // still exactly what the writer read; otherwise nothing is written and the writer
 // reads again. Two instances changing one record can therefore never lose a change.
 
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { script, type ScriptCall } from './redis-scripts.js';
 
 /**
@@ -37,7 +37,7 @@ export type IndexOp =
 export class RedisCas {
   private readonly call: ScriptCall;
 
-  constructor(redis: Redis) {
+  constructor(redis: RedisClient) {
     this.call = script(redis, 'noderouterCompareAndSet', 'counted', COMPARE_AND_SET);
   }
 
@@ -57,7 +57,12 @@ export class RedisCas {
    * Read-change-write of one JSON record until it lands (a conflict means another
    * writer got there first: read again and re-apply). `change` sees the current record.
    */
-  async update<T>(redis: Redis, key: string, change: (current: T | undefined) => T | undefined, attempts = 50): Promise<T | undefined> {
+  async update<T>(
+    redis: RedisClient,
+    key: string,
+    change: (current: T | undefined) => T | undefined,
+    attempts = 50,
+  ): Promise<T | undefined> {
     for (let i = 0; i < attempts; i++) {
       const text = await redis.get(key);
       const current = text === null ? undefined : (JSON.parse(text) as T);

@@ -6,8 +6,7 @@
 // What a message means is its listener's (key changes, holds).
 
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import { RedisConnection } from './redis-connection.js';
+import { RedisConnection, type RedisClient, type RedisServers } from './redis-connection.js';
 
 export interface ChannelListener {
   /** Another instance's message. */
@@ -23,7 +22,7 @@ export class RedisChannels {
   private connectedBefore = false;
 
   private constructor(
-    private readonly publisher: Redis,
+    private readonly publisher: RedisClient,
     private readonly subscriber: RedisConnection,
   ) {
     subscriber.client.on('message', (channel: string, text: string) => this.receive(channel, text));
@@ -36,10 +35,9 @@ export class RedisChannels {
   }
 
   /** Publishes on `publisher` (a connection shared with other commands); listens on a connection of its own. */
-  static async open(publisher: Redis, url: string, timeoutMs: number): Promise<RedisChannels> {
-    const subscriber = new RedisConnection({ url, timeoutMs });
-    // The command timeout must not cut the long-lived subscription.
-    subscriber.client.options.commandTimeout = undefined;
+  static async open(publisher: RedisClient, servers: RedisServers, timeoutMs: number): Promise<RedisChannels> {
+    // In a cluster a message published on any node reaches subscribers on every node.
+    const subscriber = new RedisConnection({ servers, timeoutMs, subscriber: true });
     const channels = new RedisChannels(publisher, subscriber);
     await subscriber.ready(Math.max(timeoutMs * 4, 1_000));
     return channels;

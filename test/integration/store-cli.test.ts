@@ -297,7 +297,7 @@ describe('noderouter store', function () {
 
     before(async () => {
       stack = await startStack({ chains: [L1] });
-      const connection = new RedisConnection({ url: REDIS_URL, timeoutMs: 2_000 });
+      const connection = new RedisConnection({ servers: { kind: 'url', url: REDIS_URL }, timeoutMs: 2_000 });
       await connection.ready(2_000);
       const keys = await openRedisKeyStore(connection.client, { prefix });
       const limiter = new RedisLimiter(connection.client, { prefix, onFailure: 'fail-closed', instances: 1 });

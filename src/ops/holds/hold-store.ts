@@ -7,9 +7,8 @@
 // id → JSON) and the channel `node-holds`.
 
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { readJsonFile, writeJsonAtomic } from '../../store/json-file.js';
-import { RedisConnection } from '../../store/redis-connection.js';
+import { RedisConnection, type RedisClient } from '../../store/redis-connection.js';
 
 export interface NodeHoldRecord {
   readonly state: 'cordoned' | 'draining';
@@ -98,7 +97,7 @@ export class RedisHoldStore implements HoldStore {
   private readonly origin = randomUUID();
 
   private constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly subscriber: RedisConnection | undefined,
     prefix: string,
   ) {
@@ -106,12 +105,15 @@ export class RedisHoldStore implements HoldStore {
     this.channel = `${prefix}node-holds`;
   }
 
-  static async open(redis: Redis, options: RedisHoldStoreOptions): Promise<RedisHoldStore> {
+  static async open(redis: RedisClient, options: RedisHoldStoreOptions): Promise<RedisHoldStore> {
     let subscriber: RedisConnection | undefined;
     if (options.live !== undefined) {
-      subscriber = new RedisConnection({ url: options.live.url, timeoutMs: options.live.timeoutMs });
+      subscriber = new RedisConnection({
+        servers: { kind: 'url', url: options.live.url },
+        timeoutMs: options.live.timeoutMs,
+        subscriber: true,
+      });
       // The command timeout must not cut the long-lived subscription.
-      subscriber.client.options.commandTimeout = undefined;
     }
     const store = new RedisHoldStore(redis, subscriber, options.prefix);
     if (subscriber !== undefined) {

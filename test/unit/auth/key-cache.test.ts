@@ -161,7 +161,7 @@ describe('key cache', () => {
 
     before(() => {
       writer = new Redis(REDIS_URL);
-      readerConnection = new RedisConnection({ url: REDIS_URL, timeoutMs: 500 });
+      readerConnection = new RedisConnection({ servers: { kind: 'url', url: REDIS_URL }, timeoutMs: 500 });
     });
     after(async () => {
       for (const s of stores) await s.close().catch(() => undefined);

@@ -33,7 +33,7 @@ describe('config: store (the record and the hot state)', () => {
       record: { kind: 'sqlite', path: '/etc/db/nr.db' },
       hot: {
         kind: 'redis',
-        url: 'redis://127.0.0.1:6379',
+        servers: { kind: 'url', url: 'redis://127.0.0.1:6379' },
         prefix: 'a:',
         timeoutMs: 900,
         onFailure: 'fail-closed',
@@ -76,9 +76,66 @@ describe('config: store (the record and the hot state)', () => {
   });
 
   it('refuses the Redis hot state without its URL, and a kind of record it does not know', async () => {
-    expect(await configProblems(withStore('{ hot: { kind: redis } }'))).to.deep.equal(['store.hot.url is required (a string)']);
+    expect(await configProblems(withStore('{ hot: { kind: redis } }'))).to.deep.equal([
+      'store.hot.url is required with kind: redis, or one of the other ways to find Redis: url: redis://host:6379, or sentinels: [host:26379, …] with name: <master>, or cluster: [host:6379, …]',
+    ]);
     expect(await configProblems(withStore('{ record: { kind: mysql } }'))).to.deep.equal([
       'store.record.kind must be "sqlite" or "postgres"',
+    ]);
+  });
+
+  it('reads Redis behind Sentinel and a Redis Cluster, passwords from the environment', async () => {
+    const env = { REDIS_PASSWORD: 'hunter2', SENTINEL_PASSWORD: 's3cret' };
+    const sentinel = await parseConfig(
+      withStore(
+        '{ hot: { kind: redis, sentinels: ["10.0.0.7:26379", "[::1]:26380"], name: mymaster, password: "${REDIS_PASSWORD}", sentinelPassword: "${SENTINEL_PASSWORD}" } }',
+      ),
+      '/etc/nr/gateway.yaml',
+      env,
+    );
+    expect(sentinel.store.hot.kind === 'redis' && sentinel.store.hot.servers).to.deep.equal({
+      kind: 'sentinel',
+      sentinels: [
+        { host: '10.0.0.7', port: 26379 },
+        { host: '::1', port: 26380 },
+      ],
+      name: 'mymaster',
+      password: 'hunter2',
+      sentinelPassword: 's3cret',
+    });
+    const cluster = await parseConfig(
+      withStore('{ hot: { kind: redis, cluster: ["r1:7000", "r2:7001"], password: "${REDIS_PASSWORD}" } }'),
+      '/etc/nr/gateway.yaml',
+      env,
+    );
+    expect(cluster.store.hot.kind === 'redis' && cluster.store.hot.servers).to.deep.equal({
+      kind: 'cluster',
+      nodes: [
+        { host: 'r1', port: 7000 },
+        { host: 'r2', port: 7001 },
+      ],
+      password: 'hunter2',
+    });
+  });
+
+  it('refuses two ways to find Redis, Sentinel without its master name, and settings the chosen way does not read', async () => {
+    expect(await configProblems(withStore('{ hot: { kind: redis, url: "redis://r:6379", cluster: ["r:7000"] } }'))).to.deep.equal([
+      'store.hot.cluster is given beside url, but Redis is found one way: keep one of url, cluster',
+    ]);
+    expect(await configProblems(withStore('{ hot: { kind: redis, sentinels: ["r:26379"] } }'))).to.deep.equal([
+      "store.hot.name is required with sentinels: the master's name as the sentinels know it (sentinel monitor <name> …), e.g. name: mymaster",
+    ]);
+    expect(await configProblems(withStore('{ hot: { kind: redis, cluster: ["r:7000"], name: m, sentinelPassword: x } }'))).to.deep.equal([
+      'store.hot.name names a Sentinel master, which cluster does not read: add sentinels: [host:26379, …], or leave name out',
+      "store.hot.sentinelPassword is the sentinels' password, which cluster does not read: add sentinels, or leave it out",
+    ]);
+    const inUrl = await configProblems(withStore('{ hot: { kind: redis, url: "redis://r:6379", password: hunter2 } }'));
+    expect(inUrl).to.deep.equal(['store.hot.password is not read with url: write it in the URL, redis://:${REDIS_PASSWORD}@host:6379']);
+    expect(await configProblems(withStore('{ hot: { kind: redis, sentinels: ["r"], name: m } }'))).to.deep.equal([
+      'store.hot.sentinels[0] must be host:port, e.g. 10.0.0.7:26379',
+    ]);
+    expect(await configProblems(withStore('{ hot: { kind: memory, cluster: ["r:7000"] } }'))).to.deep.equal([
+      'store.hot.cluster is a setting of the Redis hot state, which kind: memory does not read: set kind: redis, or leave it out',
     ]);
   });
 

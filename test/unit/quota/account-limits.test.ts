@@ -43,7 +43,7 @@ const subjects: Array<[string, (now: () => number) => Promise<Subject>]> = [
     'redis',
     async (now) => {
       const prefix = testPrefix();
-      const c = new RedisConnection({ url: REDIS_URL, timeoutMs: 1_000 });
+      const c = new RedisConnection({ servers: { kind: 'url', url: REDIS_URL }, timeoutMs: 1_000 });
       await c.ready(2_000);
       const limiter = new RedisLimiter(c.client, { prefix, onFailure: 'fail-closed', instances: 1, now });
       return {
@@ -142,7 +142,7 @@ describe('account limits: redis limiter falling back (fail-open)', () => {
   after(() => deleteUnderPrefix(prefix));
 
   async function limiterWith(instances: number): Promise<RedisLimiter> {
-    c = new RedisConnection({ url: REDIS_URL, timeoutMs: 1_000 });
+    c = new RedisConnection({ servers: { kind: 'url', url: REDIS_URL }, timeoutMs: 1_000 });
     await c.ready(2_000);
     return new RedisLimiter(c.client, { prefix: `${prefix}${instances}:`, onFailure: 'fail-open', instances, now: () => clock });
   }
@@ -201,7 +201,7 @@ describe('account limits: leases over the redis limiter, two instances', functio
   after(() => deleteUnderPrefix(prefix));
 
   async function instance(): Promise<{ leased: LeasedLimiter; shared: RedisLimiter }> {
-    const c = new RedisConnection({ url: REDIS_URL, timeoutMs: 1_000 });
+    const c = new RedisConnection({ servers: { kind: 'url', url: REDIS_URL }, timeoutMs: 1_000 });
     await c.ready(2_000);
     conns.push(c);
     const shared = new RedisLimiter(c.client, { prefix: `${prefix}${run}:`, onFailure: 'fail-closed', instances: 2, now: () => clock });

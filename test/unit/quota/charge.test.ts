@@ -33,7 +33,7 @@ function pair(): [Channel, Channel] {
 
 async function redis(now: () => number): Promise<{ limiter: RedisLimiter; close(): Promise<void> }> {
   const prefix = testPrefix();
-  const c = new RedisConnection({ url: REDIS_URL, timeoutMs: 1_000 });
+  const c = new RedisConnection({ servers: { kind: 'url', url: REDIS_URL }, timeoutMs: 1_000 });
   await c.ready(2_000);
   const limiter = new RedisLimiter(c.client, { prefix, onFailure: 'fail-closed', instances: 1, now });
   return {

@@ -26,7 +26,7 @@ interface Subject {
 
 async function redisLimiter(now: () => number, onFailure: 'fail-open' | 'fail-closed' = 'fail-closed') {
   const prefix = testPrefix();
-  const c = new RedisConnection({ url: REDIS_URL, timeoutMs: 1_000 });
+  const c = new RedisConnection({ servers: { kind: 'url', url: REDIS_URL }, timeoutMs: 1_000 });
   await c.ready(2_000);
   const limiter = new RedisLimiter(c.client, { prefix, onFailure, instances: 1, now });
   return { limiter, connection: c, prefix };
