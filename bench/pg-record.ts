@@ -81,3 +81,27 @@ export async function dropPgSchemas(): Promise<void> {
     await client.end().catch(() => undefined);
   }
 }
+
+/** What the gateways did to a record's tables so far, from PostgreSQL's statistics (sent by each backend within a second). */
+export interface RecordActivity {
+  /** Scans of its tables, sequential or by an index: lookups and reads of any kind. */
+  readonly reads: number;
+  /** Rows inserted, updated or deleted. */
+  readonly writes: number;
+}
+
+export async function recordActivity(schema: string): Promise<RecordActivity> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ reads: string | null; writes: string | null }>(
+      `SELECT sum(seq_scan + coalesce(idx_scan, 0)) AS reads, sum(n_tup_ins + n_tup_upd + n_tup_del) AS writes
+       FROM pg_stat_user_tables WHERE schemaname = $1`,
+      [schema],
+    );
+    return { reads: Number(rows[0]?.reads ?? 0), writes: Number(rows[0]?.writes ?? 0) };
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

@@ -52,7 +52,7 @@ import { Redis } from 'ioredis';
 import { newKeyRecord, type KeyRecord } from '../src/auth/key-store.js';
 import { SqliteDatabase } from '../src/record/sqlite-database.js';
 import { writeRows } from '../src/record/sqlite-rows.js';
-import { dropPgSchemas, pgRecordConfig, pgSchema, pgStore, pgUnreachable } from './pg-record.js';
+import { dropPgSchemas, pgRecordConfig, pgSchema, pgStore, pgUnreachable, recordActivity, type RecordActivity } from './pg-record.js';
 import type { KeyRestrictions } from '../src/auth/restrictions.js';
 import { chainYaml } from './chain-yaml.js';
 import { FEATURE_PREFIX, featureFigures, featureKept, featureSetup } from './features.js';
@@ -294,6 +294,8 @@ interface Gateway {
   readonly store: string;
   /** Milliseconds from spawning the gateway to its `serving` line. */
   readonly startMs: number;
+  /** The PostgreSQL record's schema, when its keys are there. */
+  readonly schema?: string;
 }
 
 /** The bench's usual chains: single calls, a cache, archive routing, pools, REST, agreement. */
@@ -487,7 +489,7 @@ async function startGateways(spec: GatewaySpec, dir: string, ports: number[], ro
     const t0 = performance.now();
     const child = await start(process.execPath, [bin, 'serve', '--config', file], {}, spec.cores, /serving (\S+)/);
     const startMs = performance.now() - t0;
-    out.push({ label: spec.label, url: `http://127.0.0.1:${port}`, key, named, pid: child.pid, child, store, startMs });
+    out.push({ label: spec.label, url: `http://127.0.0.1:${port}`, key, named, pid: child.pid, child, store, startMs, schema });
   }
   return out;
 }
@@ -920,14 +922,23 @@ async function main(): Promise<void> {
     (p.scenario === 'single' && (p.target === 'upstream direct' || p.target === 'bare proxy')) ||
     (p.scenario === 'single' && only?.includes(RECORDS) === true && recordTargets.includes(p.target));
   plan.splice(0, plan.length, ...plan.filter(kept));
+  /** Requests each target answered over every load, warm-ups included. */
+  const servedBy = new Map<string, number>();
   const measure = async (p: Entry, seconds?: number): Promise<LoadResult> => {
     if (p.allCores === true) pin(upstreamProc.pid, ALL_CORES);
     try {
-      return await load(p.url, p.load, p.cores, seconds);
+      const r = await load(p.url, p.load, p.cores, seconds);
+      servedBy.set(p.target, (servedBy.get(p.target) ?? 0) + r.served);
+      return r;
     } finally {
       if (p.allCores === true) pin(upstreamProc.pid, TARGET_CORE);
     }
   };
+  // The hot path does not touch the record (issue #31, point 5): what the gateways on a
+  // PostgreSQL record did to its tables over all their load, warm-ups included.
+  const onPg = [...gateways.values()].filter((g) => g.schema !== undefined && plan.some((p) => p.target === `noderouter, ${g.label}`));
+  const activity0 = new Map<string, RecordActivity>();
+  for (const g of onPg) activity0.set(g.label, await recordActivity(g.schema as string));
   // One short unrecorded pass, so every target is warm (JIT, connections) when measured.
   for (const p of plan) await measure(p, WARMUP_SECONDS);
   const results = new Map<string, Result>();
@@ -967,6 +978,18 @@ async function main(): Promise<void> {
   // Limit accuracy: one key of the `limited` tier through two gateways on one Redis, and
   // through two workers, each on their own fresh bucket; the other gateways are stopped
   // first so these have the cores.
+  const recordUse: Array<{ target: string; served: number; reads: number; writes: number }> = [];
+  if (onPg.length > 0) await new Promise((r) => setTimeout(r, 1500));
+  for (const g of onPg) {
+    const a0 = activity0.get(g.label) as RecordActivity;
+    const a1 = await recordActivity(g.schema as string);
+    recordUse.push({
+      target: `noderouter, ${g.label}`,
+      served: servedBy.get(`noderouter, ${g.label}`) ?? 0,
+      reads: a1.reads - a0.reads,
+      writes: a1.writes - a0.writes,
+    });
+  }
   await stopGateways([...gateways.values(), ...(gBefore === undefined ? [] : [gBefore])]);
   await dropPgSchemas();
   const limits: LimitRow[] = [];
@@ -1093,6 +1116,10 @@ async function main(): Promise<void> {
   const rss1m = rssLoaded.get('noderouter, 1 000 000 keys (Redis hot state)') ?? 0;
   if (rssLoaded.size > 0) console.log('');
   for (const [target, rss] of rssLoaded) console.log(`${target}: RSS under load ${mb(rss)} MB`);
+  for (const u of recordUse)
+    console.log(
+      `${u.target}: ${u.served} requests answered, and meanwhile ${u.reads} scans of the record's tables and ${u.writes} rows written (PostgreSQL's statistics)`,
+    );
   for (const s of skipped) console.log(`skipped: ${s}`);
 
   // Issue #30's targets, then those of issue #21 it does not restate, from this run.
@@ -1213,6 +1240,7 @@ async function main(): Promise<void> {
       rssBytes: startedRss.get(g.label) ?? 0,
     })),
     rssLoadedBytes: Object.fromEntries(rssLoaded),
+    recordUse,
     skipped,
   };
   // A failed or partial (BENCH_ONLY) run does not replace the day's results: it is kept aside.

@@ -206,11 +206,12 @@ export function issue31Targets(rows: readonly BenchRow[], fileStore: string | un
     if (r?.cpuUs === undefined) return judge(goal, undefined);
     const now = r.cpuUsByRound ?? [];
     const then = file.cpuUsByRound ?? [];
-    const rounds = now.length === then.length ? now.map((v, i) => `${(v / (then[i] as number)).toFixed(2)}×`).join(', ') : '';
-    return judge(
-      goal,
-      r.cpuUs / file.cpuUs,
-      `${r.cpuUs.toFixed(0)} against ${file.cpuUs.toFixed(0)} µs${rounds === '' ? '' : `; by round ${rounds}`}`,
-    );
+    const ratios = now.length === then.length ? now.map((v, i) => v / (then[i] as number)) : [];
+    const sorted = [...ratios].sort((a, b) => a - b);
+    const mid = sorted.length >> 1;
+    const median = sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+    const rounds =
+      ratios.length === 0 ? '' : `; by round ${ratios.map((x) => `${x.toFixed(2)}×`).join(', ')} (median ${median.toFixed(2)}×)`;
+    return judge(goal, r.cpuUs / file.cpuUs, `${r.cpuUs.toFixed(0)} against ${file.cpuUs.toFixed(0)} µs${rounds}`);
   });
 }
