@@ -25,7 +25,11 @@
 // BENCH_ONLY=<scenario,…> measures only the named scenarios (`limit accuracy` names
 // those, `features` every `feature: …` row; upstream direct and the bare proxy's single
 // calls always run, for the sanity check, and the `feature: plain` row with any feature
-// row), and writes its results to the temp dir.
+// row), and writes its results to the temp dir. BENCH_ONLY=records measures issue #31's
+// point 5 alone: the single call on the SQLite record (the 1-key row), on a PostgreSQL
+// record with 1 key and with 1 000 000 (bench/pg-record.ts, on BENCH_PG_URL, default the
+// test server 127.0.0.1:5432 trust auth, database `test`, a schema per gateway, dropped
+// at the end), against BENCH_BEFORE's (92dd51c, the last build on the file store).
 // The `feature: …` rows (bench/features.ts) are the single call where an optional feature
 // is configured but not used by it, each against `feature: plain` (every feature off).
 // The run ends with issue #30's targets (bench/targets.ts), each met or missed by how much.
