@@ -946,7 +946,7 @@ async function main(): Promise<void> {
   // One short unrecorded pass, so every target is warm (JIT, connections) when measured.
   for (const p of plan) await measure(p, WARMUP_SECONDS);
   const results = new Map<string, Result>();
-  /** The highest RSS under load of each gateway with 1 000 000 keys, by target. */
+  /** The highest RSS under load of each gateway with 1 000 000 keys, and of issue #31's record rows, by target. */
   const rssLoaded = new Map<string, number>();
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? plan : [...plan].reverse();
@@ -975,7 +975,8 @@ async function main(): Promise<void> {
       acc.p99.push(r.p99);
       acc.errors += r.errors;
       results.set(id, acc);
-      if (p.target.includes('1 000 000')) rssLoaded.set(p.target, Math.max(rssLoaded.get(p.target) ?? 0, await rssOf(p.pid)));
+      if (p.target.includes('1 000 000') || recordTargets.includes(p.target))
+        rssLoaded.set(p.target, Math.max(rssLoaded.get(p.target) ?? 0, await rssOf(p.pid)));
     }
   }
 
