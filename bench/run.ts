@@ -980,9 +980,6 @@ async function main(): Promise<void> {
     }
   }
 
-  // Limit accuracy: one key of the `limited` tier through two gateways on one Redis, and
-  // through two workers, each on their own fresh bucket; the other gateways are stopped
-  // first so these have the cores.
   const recordUse: Array<{ target: string; served: number; reads: number; writes: number }> = [];
   if (onPg.length > 0) await new Promise((r) => setTimeout(r, 1500));
   for (const g of onPg) {
@@ -995,6 +992,9 @@ async function main(): Promise<void> {
       writes: a1.writes - a0.writes,
     });
   }
+  // Limit accuracy: one key of the `limited` tier through two gateways on one Redis, and
+  // through two workers, each on their own fresh bucket; the other gateways are stopped
+  // first so these have the cores.
   await stopGateways([...gateways.values(), ...(gBefore === undefined ? [] : [gBefore])]);
   await dropPgSchemas();
   const limits: LimitRow[] = [];
