@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './measure.js';
 import { heapTotals, topPerRequest, type HeapNode, type Totals } from './profile-summary.js';
+import { dropPgSchemas } from './pg-record.js';
 import { logShows, ROOT, SINGLE_CALL, singleCalls, startProfiledGateway } from './profiled-gateway.js';
 
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
@@ -96,6 +97,7 @@ async function main(): Promise<void> {
   } finally {
     for (const c of children) c.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });
+    await dropPgSchemas();
   }
 }
 

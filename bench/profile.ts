@@ -5,7 +5,8 @@
 // `single` (the default: eth_blockNumber over HTTP, forwarded), `cache-hit`
 // (eth_chainId on a chain with the memory cache on, every call after the first a hit)
 // or `ws` (eth_blockNumber as WebSocket messages, bench/ws-load.ts); PROFILE_BATCH=N
-// sends HTTP batches of N calls instead of single ones (the bench's shape). The profile file is
+// sends HTTP batches of N calls instead of single ones (the bench's shape). PROFILE_RECORD=postgres
+// keeps the key in a PostgreSQL record (bench/pg-record.ts) instead of SQLite. The profile file is
 // kept in bench/results/ for Chrome DevTools or speedscope.
 
 import autocannon from 'autocannon';
@@ -13,6 +14,7 @@ import { copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { functionOf, placeOf, type CallFrame } from './profile-summary.js';
+import { dropPgSchemas } from './pg-record.js';
 import { ROOT, startProfiledGateway, type ProfiledGateway } from './profiled-gateway.js';
 import { wsLoad } from './ws-load.js';
 
@@ -64,7 +66,12 @@ async function main(): Promise<void> {
     await exited;
     const file = (await readdir(dir)).find((f) => f.endsWith('.cpuprofile'));
     if (file === undefined) throw new Error('no profile written');
-    const kept = join(ROOT, 'bench', 'results', `profile-${SCENARIO}-${new Date().toISOString().slice(0, 10)}.cpuprofile`);
+    const kept = join(
+      ROOT,
+      'bench',
+      'results',
+      `profile-${SCENARIO}${process.env.PROFILE_RECORD === 'postgres' ? '-postgres' : ''}-${new Date().toISOString().slice(0, 10)}.cpuprofile`,
+    );
     await copyFile(join(dir, file), kept);
     const profile = JSON.parse(await readFile(join(dir, file), 'utf8')) as Profile;
     const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -86,6 +93,7 @@ async function main(): Promise<void> {
   } finally {
     for (const c of g?.children ?? []) c.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });
+    await dropPgSchemas();
   }
 }
 

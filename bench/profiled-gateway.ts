@@ -15,6 +15,7 @@ import { newKeyRecord } from '../src/auth/key-store.js';
 import { SqliteDatabase } from '../src/record/sqlite-database.js';
 import { writeRows } from '../src/record/sqlite-rows.js';
 import { freePort } from './measure.js';
+import { pgRecordConfig, pgSchema, pgStore } from './pg-record.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const SINGLE_CALL = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
@@ -90,16 +91,24 @@ export async function startProfiledGateway(
   children.push(upstream);
   await started(upstream, /ready/);
   const ours = newKeyRecord({ account: 'bench', tier: 'bench' });
-  const db = SqliteDatabase.open(join(dir, 'noderouter.db'));
-  writeRows(db, [{ kind: 'key', key: ours.record }]);
-  db.close();
+  // PROFILE_RECORD=postgres: the key in a PostgreSQL record (a schema of its own, which the caller drops: dropPgSchemas).
+  let record = `{ kind: sqlite, path: "${dir}/noderouter.db" }`;
+  if (process.env.PROFILE_RECORD === 'postgres') {
+    const schema = pgSchema();
+    await pgStore(schema, 0, [ours.record]);
+    record = pgRecordConfig(schema);
+  } else {
+    const db = SqliteDatabase.open(join(dir, 'noderouter.db'));
+    writeRows(db, [{ kind: 'key', key: ours.record }]);
+    db.close();
+  }
   const config = join(dir, 'gateway.yaml');
   await writeFile(
     config,
     [
       `server: { host: 127.0.0.1, port: ${port}, adminHost: 127.0.0.1, adminPort: ${admin} }`,
       'log: { level: info }',
-      `store: { record: { kind: sqlite, path: "${dir}/noderouter.db" } }`,
+      `store: { record: ${record} }`,
       'tiers:',
       '  bench: { rate: 1000000, burst: 1000000, wsConnections: unlimited }',
       'chains:',

@@ -25,7 +25,11 @@
 // BENCH_ONLY=<scenario,…> measures only the named scenarios (`limit accuracy` names
 // those, `features` every `feature: …` row; upstream direct and the bare proxy's single
 // calls always run, for the sanity check, and the `feature: plain` row with any feature
-// row), and writes its results to the temp dir.
+// row), and writes its results to the temp dir. BENCH_ONLY=records measures issue #31's
+// point 5 alone: the single call on the SQLite record (the 1-key row), on a PostgreSQL
+// record with 1 key and with 1 000 000 (bench/pg-record.ts, on BENCH_PG_URL, default the
+// test server 127.0.0.1:5432 trust auth, database `test`, a schema per gateway, dropped
+// at the end), against BENCH_BEFORE's (92dd51c, the last build on the file store).
 // The `feature: …` rows (bench/features.ts) are the single call where an optional feature
 // is configured but not used by it, each against `feature: plain` (every feature off).
 // The run ends with issue #30's targets (bench/targets.ts), each met or missed by how much.
@@ -52,6 +56,7 @@ import { Redis } from 'ioredis';
 import { newKeyRecord, type KeyRecord } from '../src/auth/key-store.js';
 import { SqliteDatabase } from '../src/record/sqlite-database.js';
 import { writeRows } from '../src/record/sqlite-rows.js';
+import { dropPgSchemas, pgRecordConfig, pgSchema, pgStore, pgUnreachable, recordActivity, type RecordActivity } from './pg-record.js';
 import type { KeyRestrictions } from '../src/auth/restrictions.js';
 import { chainYaml } from './chain-yaml.js';
 import { FEATURE_PREFIX, featureFigures, featureKept, featureSetup } from './features.js';
@@ -59,7 +64,7 @@ import { freePort } from './measure.js';
 import { cpuSecondsOfTree, reapedChildrenCpuSeconds } from './proc.js';
 import { rateLoad } from './rate-load.js';
 import { checkSanity, MIN_DIRECT_RATIO } from './sanity.js';
-import { issue30Targets, type TargetLine } from './targets.js';
+import { issue30Targets, issue31Targets, type TargetLine } from './targets.js';
 import { ensureWrk, runWrk, type WrkResult } from './wrk.js';
 import { wsLoad } from './ws-load.js';
 
@@ -90,6 +95,13 @@ const WARMUP_SECONDS = 2;
  */
 const REWARM_SECONDS = Number(process.env.BENCH_REWARM ?? 1);
 const TASKSET = existsSync('/usr/bin/taskset');
+/** Issue #31, point 5: the single call with the keys in PostgreSQL, against the file store's (BENCH_BEFORE). */
+const PG_1 = '1 key (PostgreSQL record)';
+const PG_1M = '1 000 000 keys (PostgreSQL record)';
+/** BENCH_ONLY=records: the single call on each record (the 1-key row is on SQLite) and BENCH_BEFORE's. */
+const RECORDS = 'records';
+const RECORD_TARGETS = ['1 key', PG_1, PG_1M];
+const mb = (bytes: number | undefined): number => Math.round((bytes ?? 0) / 1048576);
 /** The load generator (and this process) run on core 0; the upstream and the target on core 1. */
 const LOAD_CORE = '0';
 const TARGET_CORE = '1';
@@ -252,6 +264,8 @@ interface GatewaySpec {
   readonly keys: number;
   /** Where the limits are kept (the keys are in a SQLite record, or a file or Redis store for a build from before it). */
   readonly hot: 'memory' | 'redis';
+  /** Where the keys are (`sqlite`, the default: a file of the gateway's own; `postgres`: a schema of its own on BENCH_PG_URL). */
+  readonly record?: 'sqlite' | 'postgres';
   /** Tier of our key: `bench` (limits far above the load) or `limited` (LIMIT_RATE). */
   readonly tier?: 'bench' | 'limited';
   /** More entries of the `store` mapping (`leaseMs: 100, leaseTokens: 20`). */
@@ -280,6 +294,12 @@ interface Gateway {
   readonly named: Readonly<Record<string, string>>;
   readonly pid: number | undefined;
   readonly child: ChildProcess;
+  /** Where its keys are, as printed: `SQLite record`, `PostgreSQL record`, `file store`, `Redis store`. */
+  readonly store: string;
+  /** Milliseconds from spawning the gateway to its `serving` line. */
+  readonly startMs: number;
+  /** The PostgreSQL record's schema, when its keys are there. */
+  readonly schema?: string;
 }
 
 /** The bench's usual chains: single calls, a cache, archive routing, pools, REST, agreement. */
@@ -374,6 +394,18 @@ async function recordStore(
   return { key, named };
 }
 
+/** A PostgreSQL record on `schema` of `count` keys, ours and the named keys among them (the others synthetic); returns their values. */
+async function pgRecord(
+  schema: string,
+  count: number,
+  tier: string,
+  namedKeys: Readonly<Record<string, KeyRestrictions>> = {},
+): Promise<{ key: string; named: Record<string, string> }> {
+  const { keys, key, named } = benchKeys(1, tier, namedKeys);
+  await pgStore(schema, count - 1, keys);
+  return { key, named };
+}
+
 /** A Redis store (db 7, under `prefix`) of `count` keys, ours among them (a build from before the record). */
 async function redisStore(count: number, prefix: string, tier: string): Promise<string> {
   const redis = new Redis('redis://127.0.0.1:6379/7');
@@ -427,10 +459,13 @@ async function startGateways(spec: GatewaySpec, dir: string, ports: number[], ro
       out.push(await gatewayConfig(gdir, store, spec.server ?? '', spec.chains ?? benchChains(ports), spec.top ?? ''));
     return out;
   };
-  let configs = await write(`{ record: { kind: sqlite, path: "${gdir}/noderouter.db" }, hot: ${hot} }`);
+  const schema = spec.record === 'postgres' ? pgSchema() : undefined;
+  const record = schema === undefined ? `{ kind: sqlite, path: "${gdir}/noderouter.db" }` : pgRecordConfig(schema);
+  let configs = await write(`{ record: ${record}, hot: ${hot} }`);
   let refused = await unknownSetting(bin, (configs[0] as { file: string }).file);
   const recorded = refused === undefined || !/\bstore\.(record|hot) is not a known setting/.test(refused);
-  if (!recorded) {
+  // A PostgreSQL record has no equivalent in a build from before the record.
+  if (!recorded && schema === undefined) {
     configs = await write(legacy);
     refused = await unknownSetting(bin, (configs[0] as { file: string }).file);
   }
@@ -441,15 +476,24 @@ async function startGateways(spec: GatewaySpec, dir: string, ports: number[], ro
     return undefined;
   }
   console.log(`preparing noderouter, ${spec.label}…`);
-  const { key, named } = recorded
-    ? await recordStore(join(gdir, 'noderouter.db'), spec.keys, tier, spec.namedKeys)
-    : spec.hot === 'memory'
-      ? await fileStore(gdir, spec.keys, tier, spec.namedKeys)
-      : { key: await redisStore(spec.keys, prefix, tier), named: {} };
+  const seeded = performance.now();
+  const store =
+    schema !== undefined ? 'PostgreSQL record' : recorded ? 'SQLite record' : spec.hot === 'memory' ? 'file store' : 'Redis store';
+  const { key, named } =
+    schema !== undefined
+      ? await pgRecord(schema, spec.keys, tier, spec.namedKeys)
+      : recorded
+        ? await recordStore(join(gdir, 'noderouter.db'), spec.keys, tier, spec.namedKeys)
+        : spec.hot === 'memory'
+          ? await fileStore(gdir, spec.keys, tier, spec.namedKeys)
+          : { key: await redisStore(spec.keys, prefix, tier), named: {} };
+  if (spec.keys > 1000) console.log(`  ${spec.keys} keys written to the ${store} in ${((performance.now() - seeded) / 1000).toFixed(1)} s`);
   const out: Gateway[] = [];
   for (const { file, port } of configs) {
+    const t0 = performance.now();
     const child = await start(process.execPath, [bin, 'serve', '--config', file], {}, spec.cores, /serving (\S+)/);
-    out.push({ label: spec.label, url: `http://127.0.0.1:${port}`, key, named, pid: child.pid, child });
+    const startMs = performance.now() - t0;
+    out.push({ label: spec.label, url: `http://127.0.0.1:${port}`, key, named, pid: child.pid, child, store, startMs, schema });
   }
   return out;
 }
@@ -668,6 +712,10 @@ async function main(): Promise<void> {
     { label: '10 000 keys', keys: 10_000, hot: 'memory', cores: TARGET_CORE },
     { label: '1 key (Redis hot state)', keys: 1, hot: 'redis', cores: TARGET_CORE },
     ...(skip1m ? [] : [{ label: '1 000 000 keys (Redis hot state)', keys: 1_000_000, hot: 'redis' as const, cores: TARGET_CORE }]),
+    // Issue #31, point 5: the keys in PostgreSQL, the memory hot state (as the 1-key row on
+    // SQLite, and the file store of a build from before the record).
+    { label: PG_1, keys: 1, hot: 'memory', record: 'postgres', cores: TARGET_CORE },
+    ...(skip1m ? [] : [{ label: PG_1M, keys: 1_000_000, hot: 'memory' as const, record: 'postgres' as const, cores: TARGET_CORE }]),
     {
       label: '1 key (Redis hot state with leases)',
       keys: 1,
@@ -691,15 +739,31 @@ async function main(): Promise<void> {
   ];
   const gateways = new Map<string, Gateway>();
   const skipped: string[] = [];
-  // The check compares one key on the embedded default, before and after: nothing else is started.
+  // BENCH_ONLY=single,REST GET measures only those scenarios (quicker, while working on one).
+  const only = CHECK ? CHECKED : process.env.BENCH_ONLY?.split(',').map((x) => x.trim());
+  // The check compares one key on the embedded default, before and after: nothing else is
+  // started. Every gateway but the 1-key one serves single calls only, so BENCH_ONLY
+  // without `single` starts none of them, and `records` the PostgreSQL ones alone.
   if (CHECK) specs.splice(1);
+  const wanted = (spec: GatewaySpec): boolean =>
+    spec.label === '1 key' ||
+    only === undefined ||
+    only.includes('single') ||
+    (only.includes(RECORDS) && RECORD_TARGETS.includes(spec.label));
+  const unwanted = new Set(specs.filter((x) => !wanted(x)).map((x) => x.label));
+  specs.splice(0, specs.length, ...specs.filter(wanted));
+  if (specs.some((s) => s.record === 'postgres')) {
+    const why = await pgUnreachable();
+    if (why !== undefined) {
+      for (const s of specs.filter((x) => x.record === 'postgres')) skipped.push(`${s.label}: ${why}`);
+      specs.splice(0, specs.length, ...specs.filter((x) => x.record !== 'postgres'));
+    }
+  }
   for (const spec of specs) {
     const gs = await startGateways(spec, dir, ports);
     if (gs === undefined) skipped.push(`${spec.label}: this build does not recognise ${spec.needs ?? '?'}`);
     else gateways.set(spec.label, gs[0] as Gateway);
   }
-  // BENCH_ONLY=single,REST GET measures only those scenarios (quicker, while working on one).
-  const only = CHECK ? CHECKED : process.env.BENCH_ONLY?.split(',').map((x) => x.trim());
   // The feature rows' gateways, started only when one of their rows is measured.
   const features = featureSetup(ports, await freePort());
   const featureGateways = new Map<string, Gateway>();
@@ -720,6 +784,15 @@ async function main(): Promise<void> {
     const root = buildRevision(before, join(dir, 'before'));
     const gs = await startGateways({ label: `1 key, before (${before})`, keys: 1, hot: 'memory', cores: TARGET_CORE }, dir, ports, root);
     gBefore = gs?.[0];
+  }
+  // How long each gateway took to serve, and its size before any load: a record read
+  // whole at start would show here, growing with its keys.
+  const startedRss = new Map<string, number>();
+  for (const g of [...gateways.values(), ...(gBefore === undefined ? [] : [gBefore])]) {
+    startedRss.set(g.label, await rssOf(g.pid));
+    console.log(
+      `noderouter, ${g.label}${g.label.includes(g.store) ? '' : ` (${g.store})`}: serving ${(g.startMs / 1000).toFixed(2)} s after its start, RSS ${mb(startedRss.get(g.label))} MB`,
+    );
   }
   // A cache hit must be one: the second identical call is answered from the cache.
   for (let i = 0; i < 2; i++) {
@@ -844,22 +917,37 @@ async function main(): Promise<void> {
   }
 
   // The sanity check's pair (upstream direct, the bare proxy's single calls) always runs.
+  const recordTargets = [
+    ...RECORD_TARGETS.map((l) => `noderouter, ${l}`),
+    ...(gBefore === undefined ? [] : [`noderouter, ${gBefore.label}`]),
+  ];
   const kept = (p: Entry): boolean =>
     (p.scenario.startsWith(FEATURE_PREFIX) ? featureKept(p.scenario, only) : only === undefined || only.includes(p.scenario)) ||
-    (p.scenario === 'single' && (p.target === 'upstream direct' || p.target === 'bare proxy'));
+    (p.scenario === 'single' && (p.target === 'upstream direct' || p.target === 'bare proxy')) ||
+    (p.scenario === 'single' && only?.includes(RECORDS) === true && recordTargets.includes(p.target));
   plan.splice(0, plan.length, ...plan.filter(kept));
+  /** Requests each target answered over every load, warm-ups included. */
+  const servedBy = new Map<string, number>();
   const measure = async (p: Entry, seconds?: number): Promise<LoadResult> => {
     if (p.allCores === true) pin(upstreamProc.pid, ALL_CORES);
     try {
-      return await load(p.url, p.load, p.cores, seconds);
+      const r = await load(p.url, p.load, p.cores, seconds);
+      servedBy.set(p.target, (servedBy.get(p.target) ?? 0) + r.served);
+      return r;
     } finally {
       if (p.allCores === true) pin(upstreamProc.pid, TARGET_CORE);
     }
   };
+  // The hot path does not touch the record (issue #31, point 5): what the gateways on a
+  // PostgreSQL record did to its tables over all their load, warm-ups included.
+  const onPg = [...gateways.values()].filter((g) => g.schema !== undefined && plan.some((p) => p.target === `noderouter, ${g.label}`));
+  const activity0 = new Map<string, RecordActivity>();
+  for (const g of onPg) activity0.set(g.label, await recordActivity(g.schema as string));
   // One short unrecorded pass, so every target is warm (JIT, connections) when measured.
   for (const p of plan) await measure(p, WARMUP_SECONDS);
   const results = new Map<string, Result>();
-  let rss1m = 0;
+  /** The highest RSS under load of each gateway with 1 000 000 keys, and of issue #31's record rows, by target. */
+  const rssLoaded = new Map<string, number>();
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? plan : [...plan].reverse();
     for (const p of order) {
@@ -887,14 +975,28 @@ async function main(): Promise<void> {
       acc.p99.push(r.p99);
       acc.errors += r.errors;
       results.set(id, acc);
-      if (p.target.includes('1 000 000')) rss1m = Math.max(rss1m, await rssOf(p.pid));
+      if (p.target.includes('1 000 000') || recordTargets.includes(p.target))
+        rssLoaded.set(p.target, Math.max(rssLoaded.get(p.target) ?? 0, await rssOf(p.pid)));
     }
   }
 
+  const recordUse: Array<{ target: string; served: number; reads: number; writes: number }> = [];
+  if (onPg.length > 0) await new Promise((r) => setTimeout(r, 1500));
+  for (const g of onPg) {
+    const a0 = activity0.get(g.label) as RecordActivity;
+    const a1 = await recordActivity(g.schema as string);
+    recordUse.push({
+      target: `noderouter, ${g.label}`,
+      served: servedBy.get(`noderouter, ${g.label}`) ?? 0,
+      reads: a1.reads - a0.reads,
+      writes: a1.writes - a0.writes,
+    });
+  }
   // Limit accuracy: one key of the `limited` tier through two gateways on one Redis, and
   // through two workers, each on their own fresh bucket; the other gateways are stopped
   // first so these have the cores.
   await stopGateways([...gateways.values(), ...(gBefore === undefined ? [] : [gBefore])]);
+  await dropPgSchemas();
   const limits: LimitRow[] = [];
   if (!wrk) skipped.push('limit accuracy: it counts admitted calls from wrk, which could not be installed');
   else if (only === undefined || only.includes('limit accuracy')) {
@@ -1016,7 +1118,13 @@ async function main(): Promise<void> {
         `  ${f.feature.padEnd(30)} ${f.target.padEnd(48)} ${String(f.rps).padStart(8)} ${(f.cpuUs?.toFixed(0) ?? '-').padStart(11)} ${(f.vsPlain === undefined ? '-' : `${f.vsPlain.toFixed(3)}×`).padStart(9)}`,
       );
   }
-  if (rss1m > 0) console.log(`\nnoderouter RSS under load with 1 000 000 keys in the store: ${(rss1m / 1048576).toFixed(0)} MB`);
+  const rss1m = rssLoaded.get('noderouter, 1 000 000 keys (Redis hot state)') ?? 0;
+  if (rssLoaded.size > 0) console.log('');
+  for (const [target, rss] of rssLoaded) console.log(`${target}: RSS under load ${mb(rss)} MB`);
+  for (const u of recordUse)
+    console.log(
+      `${u.target}: ${u.served} requests answered, and meanwhile ${u.reads} scans of the record's tables and ${u.writes} rows written (PostgreSQL's statistics)`,
+    );
   for (const s of skipped) console.log(`skipped: ${s}`);
 
   // Issue #30's targets, then those of issue #21 it does not restate, from this run.
@@ -1025,7 +1133,9 @@ async function main(): Promise<void> {
   const targets30 = issue30Targets(rows, rss1m);
   const targets: TargetLine[] = [];
   const notMeasured = (label: string, setting: string): string =>
-    gateways.has(label) ? 'not measured in this run (BENCH_ONLY)' : `not measured: this build does not recognise ${setting}`;
+    gateways.has(label) || unwanted.has(label)
+      ? 'not measured in this run (BENCH_ONLY)'
+      : `not measured: this build does not recognise ${setting}`;
   const direct = row('single', 'upstream direct');
   const nr1 = row('single', 'noderouter, 1 key');
   const leased = row('single', 'noderouter, 1 key (Redis hot state with leases)');
@@ -1059,12 +1169,19 @@ async function main(): Promise<void> {
           : verdict(Math.abs(l.deviation) <= 0.05, `${(l.deviation * 100).toFixed(1)}%`),
       ),
     );
+  const targets31 = issue31Targets(
+    rows,
+    gBefore?.store === 'file store' ? `noderouter, ${gBefore.label}` : undefined,
+    gBefore === undefined ? 'set BENCH_BEFORE=92dd51c' : `BENCH_BEFORE=${before ?? ''} keeps its keys in the ${gBefore.store}`,
+  );
   // The check measures one gateway: the targets' other rows are not in its run.
   if (!CHECK) {
     console.log('\ntargets (issue #30, point 5):');
     for (const t of targets30) console.log(`  ${t.target}: ${t.result}`);
     console.log('targets (issue #21, point 4, those #30 does not restate):');
     for (const t of targets) console.log(`  ${t.target}: ${t.result}`);
+    console.log('targets (issue #31, point 5; the file store is BENCH_BEFORE=92dd51c, the last build on it):');
+    for (const t of targets31) console.log(`  ${t.target}: ${t.result}`);
   }
   if (CHECK && before !== undefined) {
     console.log(`\nregression check against ${before} (CPU per request, the median of ${ROUNDS} rounds; at most ${CHECK_LIMIT}× passes):`);
@@ -1116,7 +1233,19 @@ async function main(): Promise<void> {
     rows,
     features: featureRows,
     limits,
-    targets: [...targets30.map((t) => ({ issue: 30, ...t })), ...targets.map((t) => ({ issue: 21, ...t }))],
+    targets: [
+      ...targets30.map((t) => ({ issue: 30, ...t })),
+      ...targets.map((t) => ({ issue: 21, ...t })),
+      ...targets31.map((t) => ({ issue: 31, ...t })),
+    ],
+    started: [...gateways.values(), ...(gBefore === undefined ? [] : [gBefore])].map((g) => ({
+      target: `noderouter, ${g.label}`,
+      store: g.store,
+      startMs: Math.round(g.startMs),
+      rssBytes: startedRss.get(g.label) ?? 0,
+    })),
+    rssLoadedBytes: Object.fromEntries(rssLoaded),
+    recordUse,
     skipped,
   };
   // A failed or partial (BENCH_ONLY) run does not replace the day's results: it is kept aside.
@@ -1143,4 +1272,6 @@ main()
     for (const c of cleanups) c();
     const r = new Redis('redis://127.0.0.1:6379/7');
     void r.flushdb().finally(() => r.disconnect());
+    // After a failure, the schemas of gateways just killed (none left after a run that ended).
+    void dropPgSchemas().catch((err: unknown) => console.error(err));
   });

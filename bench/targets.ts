@@ -176,3 +176,42 @@ export function issue30Targets(rows: readonly BenchRow[], rss1mBytes: number): T
   );
   return out;
 }
+
+/** The rows of issue #31's point 5: the single call on each record, by target. */
+export const RECORD_ROWS: ReadonlyArray<{ readonly label: string; readonly target: string }> = [
+  { label: 'SQLite record (the default), 1 key', target: 'noderouter, 1 key' },
+  { label: 'PostgreSQL record, 1 key', target: 'noderouter, 1 key (PostgreSQL record)' },
+  { label: 'PostgreSQL record, 1 000 000 keys', target: 'noderouter, 1 000 000 keys (PostgreSQL record)' },
+];
+
+/**
+ * Issue #31's point 5: each record's single call within 5% of the file store's CPU per
+ * request, the file store being a build from before the record measured in the same run
+ * (`fileStore`: its row's target; undefined, with `why`, when the run had none). The
+ * ratio is of the rounds' means; each round's own ratio follows, to read the noise by.
+ */
+export function issue31Targets(rows: readonly BenchRow[], fileStore: string | undefined, why = ''): TargetLine[] {
+  const single = (target: string): BenchRow | undefined => rows.find((r) => r.scenario === 'single' && r.target === target);
+  const file = fileStore === undefined ? undefined : single(fileStore);
+  return RECORD_ROWS.map(({ label, target }) => {
+    const goal: Goal = {
+      label: `${label}: single call’s CPU per request ≤ 1.05× the file store’s`,
+      limit: 1.05,
+      at: 'most',
+      measure: 'times',
+    };
+    const r = single(target);
+    if (file?.cpuUs === undefined)
+      return { target: goal.label, result: `not measured in this run (${why === '' ? 'no file-store build in it' : why})`, met: undefined };
+    if (r?.cpuUs === undefined) return judge(goal, undefined);
+    const now = r.cpuUsByRound ?? [];
+    const then = file.cpuUsByRound ?? [];
+    const ratios = now.length === then.length ? now.map((v, i) => v / (then[i] as number)) : [];
+    const sorted = [...ratios].sort((a, b) => a - b);
+    const mid = sorted.length >> 1;
+    const median = sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+    const rounds =
+      ratios.length === 0 ? '' : `; by round ${ratios.map((x) => `${x.toFixed(2)}×`).join(', ')} (median ${median.toFixed(2)}×)`;
+    return judge(goal, r.cpuUs / file.cpuUs, `${r.cpuUs.toFixed(0)} against ${file.cpuUs.toFixed(0)} µs${rounds}`);
+  });
+}

@@ -4,7 +4,7 @@
 
 import { expect } from 'chai';
 import { FEATURE_CONTROL, featureFigures, featureKept, featureSetup, FEATURE_PLAIN } from '../../../bench/features.js';
-import { issue30Targets, judge, type BenchRow } from '../../../bench/targets.js';
+import { issue30Targets, issue31Targets, judge, RECORD_ROWS, type BenchRow } from '../../../bench/targets.js';
 
 const row = (scenario: string, target: string, rps: number, ratio: number, cpuUs?: number, cpuRatio?: number): BenchRow => ({
   scenario,
@@ -143,5 +143,36 @@ describe('bench: feature rows', () => {
     expect(restricted?.chains).to.equal(plain?.chains);
     expect(Object.keys(restricted?.keys ?? {})).to.deep.equal(['other', 'allowlisted']);
     expect(rows.find((r) => r.key === 'allowlisted')?.gateway).to.equal(restricted?.label);
+  });
+
+  it('judges issue #31’s record rows against the file store’s single call, round by round too', () => {
+    const rounds = (scenario: string, target: string, cpuUsByRound: number[]): BenchRow => ({
+      scenario,
+      target,
+      rps: 2000,
+      ratio: 0.7,
+      cpuUs: cpuUsByRound.reduce((a, b) => a + b, 0) / cpuUsByRound.length,
+      cpuRatio: undefined,
+      cpuUsByRound,
+    });
+    const file = 'noderouter, 1 key, before (92dd51c)';
+    const rows = [
+      rounds('single', file, [300, 340]),
+      rounds('single', 'noderouter, 1 key', [310, 340]),
+      rounds('single', 'noderouter, 1 key (PostgreSQL record)', [360, 374]),
+      // Another scenario of the same target is not the single call.
+      rounds('batch of 10', 'noderouter, 1 000 000 keys (PostgreSQL record)', [100, 100]),
+    ];
+    const lines = issue31Targets(rows, file);
+    expect(lines.map((l) => l.target)).to.deep.equal(
+      RECORD_ROWS.map((r) => `${r.label}: single call’s CPU per request ≤ 1.05× the file store’s`),
+    );
+    expect(lines.map((l) => [l.result, l.met])).to.deep.equal([
+      ['met: 1.02× (325 against 320 µs; by round 1.03×, 1.00× (median 1.02×))', true],
+      ['missed by 0.10×: 1.15× (367 against 320 µs; by round 1.20×, 1.10× (median 1.15×))', false],
+      ['not measured in this run', undefined],
+    ]);
+    const without = issue31Targets(rows, undefined, 'set BENCH_BEFORE=92dd51c');
+    expect(without.every((l) => l.met === undefined && l.result === 'not measured in this run (set BENCH_BEFORE=92dd51c)')).to.equal(true);
   });
 });
