@@ -26,7 +26,20 @@ describe('container image', function () {
     await requireContainers(this);
     started = true;
     await podman('network', 'create', network);
-    await podman('run', '-d', '--name', devnet, '--network', network, '--network-alias', 'devnet', '-p', '127.0.0.1::18500', IMAGE, 'devnet');
+    await podman(
+      'run',
+      '-d',
+      '--name',
+      devnet,
+      '--network',
+      network,
+      '--network-alias',
+      'devnet',
+      '-p',
+      '127.0.0.1::18500',
+      IMAGE,
+      'devnet',
+    );
     // A 1 s readiness delay instead of 5 s keeps the drain test short; the rest is the image's config.
     await podman(
       ...['run', '-d', '--name', gateway, '--network', network, '-e', 'SHUTDOWN_DELAY_MS=1000'],
