@@ -70,7 +70,7 @@ describe('compose stack', function () {
     expect(ready.store).to.deep.include({ record: 'postgres', hot: 'redis', up: true });
   });
 
-  it('the README’s calls of the four endpoint kinds answer through the stack with a key made by the CLI', async () => {
+  it('the README’s curl lines answer through the stack with a key made by the CLI in the container', async () => {
     const gateway = await containerOf('noderouter');
     const out = await podman('exec', gateway, 'noderouter', 'keys', 'create', '--account', 'compose-test', '--tier', 'growth');
     const key = out.split('\n').at(-1) ?? '';
@@ -82,21 +82,24 @@ describe('compose stack', function () {
       timeoutMs: 10_000,
       everyMs: 100,
     });
-    const evm = (await (await post('/l1', '{"jsonrpc":"2.0","id":1,"method":"evm_blockNumber"}')).json()) as { result: string };
-    expect(Number.parseInt(evm.result, 16)).to.be.at.least(1000);
-    const balance = (await (
-      await post(
-        '/objectx',
-        '{"jsonrpc":"2.0","id":1,"method":"objectx_getBalance","params":["0x5094652429957627e3b9e26b4fd1c1a2d7a2a8e3a1b1c7c4d9f2b9d8e7f6a5b4","0x2::sui::SUI"]}',
-      )
-    ).json()) as { result: { coinType: string } };
-    expect(balance.result.coinType).to.equal('0x2::sui::SUI');
-    // CometBFT answers abci_info with id -1, whatever the id sent; relayed as is.
-    const abci = (await (await post('/hub/rpc/abci_info', '{"jsonrpc":"2.0","id":1,"method":"abci_info"}')).json()) as { id: number };
-    expect(abci.id).to.equal(-1);
-    const params = await fetch(`${traffic}/hub/rest-archive/sdk/auth/v1beta1/params?apikey=${key}`);
-    expect(params.status).to.equal(200);
-    expect(await params.json()).to.have.property('params');
+    // Every curl line of the README's endpoints, as written, on the stack's ports.
+    const readme = await readFile('README.md', 'utf8');
+    const lines = readme.split('\n').filter((l) => l.startsWith('curl ') && l.includes('http://127.0.0.1:8080/'));
+    for (const path of ['/l1', '/objectx', '/hub/rpc/abci_info', '/hub/rest/sdk/auth/v1beta1/params', '/hub/rest-archive/']) {
+      expect(
+        lines.some((l) => l.includes(`http://127.0.0.1:8080${path}`)),
+        path,
+      ).to.equal(true);
+    }
+    for (const line of lines) {
+      const r = await command('bash', ['-c', line.replaceAll('http://127.0.0.1:8080', traffic)], { KEY: key });
+      expect(r.code, `${line}: ${r.stderr}`).to.equal(0);
+      const body = JSON.parse(r.stdout) as unknown;
+      for (const item of (Array.isArray(body) ? body : [body]) as Record<string, unknown>[]) {
+        expect(item, line).to.not.have.property('error');
+        expect(item.result ?? item.params, line).to.not.equal(undefined);
+      }
+    }
   });
 
   it('Prometheus scrapes the gateway’s /metrics and loaded the shipped alert rules', async () => {
