@@ -20,7 +20,8 @@ COPY package.json package-lock.json ./
 # npm ci installs this local package (a dev dependency) too.
 COPY test/fixtures/noderouter-plugin-fixture/ test/fixtures/noderouter-plugin-fixture/
 # --ignore-scripts: the package's own `prepare` (tsc) needs the sources, copied below;
-# better-sqlite3's install (its prebuilt binary, or node-gyp) runs by itself after.
+# better-sqlite3's install (its prebuilt binary, or node-gyp) runs by itself after, and
+# protobufjs's postinstall only checks versions.
 RUN if [ -n "$NODE_HEADERS_DIR" ]; then export npm_config_nodedir="$NODE_HEADERS_DIR"; fi \
  && npm ci --no-audit --no-fund --ignore-scripts \
  && npm rebuild better-sqlite3 \
