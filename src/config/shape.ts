@@ -566,6 +566,19 @@ const Devnet = Section(
     controlPort: Int(0, 65_535, 0, doc('Port of the devnet control server (faults, mining, reorgs); 0: a free one.')),
     filterTimeoutMs: Int(1, undefined, 300_000, doc('A simulated EVM node drops a filter not polled for this long.')),
     maxLogsRange: Int(0, undefined, 0, doc('The widest eth_getLogs block range a simulated EVM node answers; 0: any.')),
+    hosts: Type.Array(Str(), {
+      default: [],
+      description:
+        'Host names, besides loopback, by which node URLs name the devnet (a container of its own: its compose service name, `devnet`); the nodes at them are simulated too.',
+    }),
+    listen: Type.Optional(
+      Str(
+        undefined,
+        doc(
+          "Address the simulated nodes and the control server listen on, e.g. `0.0.0.0` to serve other hosts (the devnet in a container). Default: each node on its URL's loopback address, the control server on 127.0.0.1.",
+        ),
+      ),
+    ),
   },
   doc('The simulated nodes of `noderouter serve --devnet` and `noderouter devnet`. See docs/devnet.md.'),
 );

@@ -363,6 +363,10 @@ export interface DevnetConfig {
   readonly filterTimeoutMs: number;
   /** The widest getLogs block range simulated nodes answer; 0: any. */
   readonly maxLogsRange: number;
+  /** Host names besides loopback whose node URLs are simulated (the devnet's compose service). */
+  readonly hosts: string[];
+  /** Where the simulated nodes and the control server listen; absent: the URL's loopback address. */
+  readonly listen?: string;
 }
 
 export interface CacheConfig {

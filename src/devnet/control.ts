@@ -48,6 +48,7 @@ export async function startControl(
   chains: ReadonlyMap<string, SimChain>,
   settings: DevnetSettings,
   port: number,
+  host = '127.0.0.1',
 ): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer((req, res) => {
     void (async () => {
@@ -106,11 +107,11 @@ export async function startControl(
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
+    server.listen(port, host, () => resolve());
   });
   const addr = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${addr.port}`,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

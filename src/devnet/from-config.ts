@@ -1,6 +1,6 @@
 // The devnet that stands behind a config: one simulated node per distinct node URL
 // of every chain endpoint whose plugin has a devnet family, on the URL's loopback
-// port, sharing one simulated chain per network (hub's RPC and REST nodes see the
+// port (or on a host named in devnet.hosts, a devnet in a container of its own), sharing one simulated chain per network (hub's RPC and REST nodes see the
 // same blocks). A node URL with a path or query, or a node with headers, makes a
 // simulated provider node that requires exactly those. Used by `npm start` (serve --devnet) and `noderouter devnet`.
 
@@ -21,11 +21,13 @@ export async function devnetSpecs(config: GatewayConfig): Promise<{ specs: Devne
   const byUrl = new Map<string, DevnetNodeSpec>();
   const skipped: string[] = [];
   const families = new Set<string>();
+  const hosts = new Set([...LOOPBACK, ...config.devnet.hosts.map((h) => h.toLowerCase())]);
+  const listen = config.devnet.listen;
   for (const plugin of new Set(Object.values(config.chains).map((c) => c.plugin))) if (await hasDevnetFamily(plugin)) families.add(plugin);
   for (const chain of Object.values(config.chains)) {
     for (const node of chain.nodes) {
       const u = new URL(node.url);
-      if (!families.has(chain.plugin) || !LOOPBACK.has(u.hostname) || u.port === '') {
+      if (!families.has(chain.plugin) || !hosts.has(u.hostname) || u.port === '') {
         skipped.push(`${chain.name}/${node.name}`);
         continue;
       }
@@ -43,13 +45,17 @@ export async function devnetSpecs(config: GatewayConfig): Promise<{ specs: Devne
         name: taken ? `${chain.name}-${node.name}` : node.name,
         // A node left to describe itself is simulated as a full node.
         role: node.role ?? 'full',
-        host: u.hostname === 'localhost' ? '127.0.0.1' : u.hostname.replace(/^\[|\]$/g, ''),
+        host: listen ?? (LOOPBACK.has(u.hostname) ? loopbackAddress(u.hostname) : '127.0.0.1'),
         port: Number(u.port),
         credentials: credentialsOf(u, node.headers),
       });
     }
   }
   return { specs: [...byUrl.values()], skipped };
+}
+
+function loopbackAddress(hostname: string): string {
+  return hostname === 'localhost' ? '127.0.0.1' : hostname.replace(/^\[|\]$/g, '');
 }
 
 export async function startConfigDevnet(config: GatewayConfig): Promise<Devnet> {
@@ -59,6 +65,7 @@ export async function startConfigDevnet(config: GatewayConfig): Promise<Devnet> 
     fullRetention: config.devnet.fullRetention,
     startHeight: config.devnet.startHeight,
     controlPort: config.devnet.controlPort,
+    controlHost: config.devnet.listen,
     filterTimeoutMs: config.devnet.filterTimeoutMs,
     maxLogsRange: config.devnet.maxLogsRange === 0 ? undefined : config.devnet.maxLogsRange,
   });

@@ -36,6 +36,8 @@ export interface DevnetOptions {
   readonly fullRetention?: number;
   readonly startHeight?: number;
   readonly controlPort?: number;
+  /** The control server's address; default 127.0.0.1. */
+  readonly controlHost?: string;
   readonly noControl?: boolean;
   /** EVM chain id per network; default: 1 for "l1", else a stable number from the name. */
   readonly chainIds?: Readonly<Record<string, number>>;
@@ -107,7 +109,8 @@ export async function startDevnet(specs: readonly DevnetNodeSpec[], options: Dev
     for (const c of chains.values()) c.stop();
     throw err;
   }
-  const control = options.noControl === true ? undefined : await startControl(nodes, chains, settings, options.controlPort ?? 0);
+  const control =
+    options.noControl === true ? undefined : await startControl(nodes, chains, settings, options.controlPort ?? 0, options.controlHost);
   return {
     nodes,
     chains,

@@ -5,6 +5,7 @@
 
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
+import { networkInterfaces } from 'node:os';
 import { parseConfig } from '../../../src/config/load.js';
 import type { GatewayConfig } from '../../../src/config/types.js';
 import { devnetSpecs, startConfigDevnet } from '../../../src/devnet/from-config.js';
@@ -131,6 +132,41 @@ chains:
       const ok = await post(`http://127.0.0.1:${port}/v2/tok?key=q`, { authorization: 'Bearer h' });
       expect(ok.status).to.equal(200);
       expect(((await ok.json()) as { result: string }).result).to.equal('0x1');
+    } finally {
+      await devnet.close();
+    }
+  });
+
+  it('a devnet in a container of its own: node URLs on a host of devnet.hosts are simulated, listening on devnet.listen', async () => {
+    const port = await freePort();
+    const yaml = (devnet: string): string => `tiers: { free: { rate: 5 } }
+devnet: { blockTimeMs: 0, controlPort: 0${devnet} }
+chains:
+  l1:
+    plugin: evm
+    route: { path: /l1 }
+    nodes: [{ name: n, url: "http://devnet:${port}", role: full }]
+`;
+    expect((await devnetSpecs(await parseConfig(yaml(''), '/x.yaml', {}))).skipped).to.deep.equal(['l1/n']);
+    const config = await parseConfig(yaml(', hosts: [devnet], listen: 0.0.0.0'), '/x.yaml', {});
+    const devnet = await startConfigDevnet(config);
+    try {
+      // Another interface than loopback reaches it, as another container would.
+      const outside = Object.values(networkInterfaces())
+        .flat()
+        .find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address;
+      for (const host of ['127.0.0.1', ...(outside === undefined ? [] : [outside])]) {
+        const res = await fetch(`http://${host}:${port}/`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}',
+        });
+        expect(((await res.json()) as { result: string }).result).to.equal('0x1');
+      }
+      expect(devnet.controlUrl).to.match(/^http:\/\/0\.0\.0\.0:\d+$/);
+      const control = new URL(devnet.controlUrl ?? '');
+      const list = (await (await fetch(`http://127.0.0.1:${control.port}/nodes`)).json()) as { nodes: { name: string }[] };
+      expect(list.nodes.map((n) => n.name)).to.deep.equal(['n']);
     } finally {
       await devnet.close();
     }
