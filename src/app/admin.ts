@@ -69,6 +69,7 @@ export async function startAdmin(ctx: AdminContext): Promise<AdminListeners> {
     keyChanges: keyChangeGuard(services.bundle.limiter, () => live.config.keys),
     limiter: services.bundle.limiter,
     history: ctx.history,
+    accounts: services.bundle.accounts,
     now: ctx.now,
     holds: ctx.holds,
     scrape: ctx.scrape,
