@@ -21,7 +21,6 @@ export interface UsageWindow {
   readonly since: string;
 }
 
-
 export function usageWindow(now: number, days = SERIES_DAYS): UsageWindow {
   const today = dayOf(now);
   const list = Array.from({ length: days }, (_, i) => dayOf(now - (days - 1 - i) * DAY_MS));

@@ -143,7 +143,15 @@ export function mountUsageHistoryApi(router: Router, deps: UsageHistoryApiDeps):
         );
       }
       const by = dimensions(ctx, allowed);
-      const rows = await deps.history.read({ ...who, chain: one(ctx, 'chain'), method: one(ctx, 'method'), from: start, to: end, by, step: s });
+      const rows = await deps.history.read({
+        ...who,
+        chain: one(ctx, 'chain'),
+        method: one(ctx, 'method'),
+        from: start,
+        to: end,
+        by,
+        step: s,
+      });
       ctx.body = {
         ...('keyId' in who ? { id: who.keyId } : { account: who.account }),
         from: iso(start),
@@ -168,7 +176,8 @@ export function mountUsageHistoryApi(router: Router, deps: UsageHistoryApiDeps):
     '/admin/accounts/:id/usage/history',
     historyRoute(async (ctx) => {
       const ref = ctx.params.id as string;
-      const account = (await deps.accounts.getAccount(ref))?.id ?? ((await deps.keys.store.list({ account: ref })).length > 0 ? ref : undefined);
+      const account =
+        (await deps.accounts.getAccount(ref))?.id ?? ((await deps.keys.store.list({ account: ref })).length > 0 ? ref : undefined);
       if (account === undefined) problem(ctx, 'ACCOUNT_NOT_FOUND', `no account with id or name "${ref}"`);
       return account === undefined ? undefined : { account };
     }, ACCOUNT_DIMENSIONS),

@@ -119,7 +119,9 @@ export function dayRows(rows: readonly UsageTotals[]): DayUsage[] {
     }
     addTotals(d, r);
   }
-  return [...out.values()].sort((a, b) => (a.day === b.day ? (a.chain < b.chain ? -1 : a.chain > b.chain ? 1 : 0) : a.day < b.day ? -1 : 1));
+  return [...out.values()].sort((a, b) =>
+    a.day === b.day ? (a.chain < b.chain ? -1 : a.chain > b.chain ? 1 : 0) : a.day < b.day ? -1 : 1,
+  );
 }
 
 /** Rows read by method and outcome, as one row per method: the busiest first. */

@@ -459,7 +459,9 @@ async function loadUsage() {
     );
   drawChart($('chart'), report.series);
   fillChartTable($('chart-table'), report.series);
-  $('methods-table').querySelector('tbody').replaceChildren(...report.methods.map(methodRow));
+  $('methods-table')
+    .querySelector('tbody')
+    .replaceChildren(...report.methods.map(methodRow));
   $('limits-table')
     .querySelector('tbody')
     .replaceChildren(
