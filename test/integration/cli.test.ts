@@ -161,7 +161,7 @@ describe('noderouter CLI', function () {
       stack = await startStack({
         chains: [L1_FULL_AND_ARCHIVE],
         now: () => clock,
-        tiers: '\n  daily3: { rate: unlimited, daily: 3 }\n',
+        tiers: '\n  enterprise: { rate: unlimited, archive: true }\n  daily3: { rate: unlimited, daily: 3 }\n',
       });
     });
     after(() => stack.close());
@@ -211,7 +211,7 @@ describe('noderouter CLI', function () {
         [['--since', '2026-02-30'], '--since must be a UTC day as YYYY-MM-DD, not "2026-02-30"'],
         [['--since', 'yesterday'], '--since must be a UTC day as YYYY-MM-DD, not "yesterday"'],
         [['--by', 'chain'], '--by takes "method" (per day and chain without it), not "chain"'],
-        [['--since'], '--since needs a value'],
+        [['--since', '2026-5-1'], '--since must be a UTC day as YYYY-MM-DD, not "2026-5-1"'],
       ] as const) {
         const res = await cli(...args);
         expect(res.code, args.join(' ')).to.equal(2);
