@@ -171,7 +171,8 @@ describe('noderouter CLI', function () {
       const call = async (method: string) => (await rpc(stack.url('/l1'), { jsonrpc: '2.0', id: 1, method }, { apikey: value })).status;
       // Day one: two answered, one not served (invalid: no quota spent), one more answered, then the quota refuses.
       const statuses = [];
-      for (const m of ['eth_blockNumber', 'eth_blockNumber', 'eth_sendTransaction', 'eth_chainId', 'eth_blockNumber']) statuses.push(await call(m));
+      for (const m of ['eth_blockNumber', 'eth_blockNumber', 'eth_sendTransaction', 'eth_chainId', 'eth_blockNumber'])
+        statuses.push(await call(m));
       expect(statuses).to.deep.equal([200, 200, 200, 200, 429]);
       clock += DAY;
       expect(await call('eth_blockNumber')).to.equal(200);
@@ -190,7 +191,9 @@ describe('noderouter CLI', function () {
 
       const since = await cli('--since', '2026-05-11', '--json');
       expect(since.code).to.equal(0);
-      expect(JSON.parse(since.stdout)).to.deep.equal([{ day: '2026-05-11', chain: 'l1', calls: 1, units: 1, errors: 0, limited: 0, invalid: 0 }]);
+      expect(JSON.parse(since.stdout)).to.deep.equal([
+        { day: '2026-05-11', chain: 'l1', calls: 1, units: 1, errors: 0, limited: 0, invalid: 0 },
+      ]);
 
       const byMethod = await cli('--by', 'method', '--json');
       expect(byMethod.code).to.equal(0);
@@ -204,7 +207,17 @@ describe('noderouter CLI', function () {
       for (const p of ['p50Ms', 'p95Ms', 'p99Ms']) expect(methods[0]?.[p], p).to.be.a('number');
       expect(methods[2]?.p50Ms).to.equal(null);
       const table = await cli('--by', 'method');
-      expect(table.stdout.split('\n')[0]?.split(/\s+/)).to.deep.equal(['METHOD', 'CALLS', 'UNITS', 'ERRORS', 'ERROR%', 'REFUSED', 'P50MS', 'P95MS', 'P99MS']);
+      expect(table.stdout.split('\n')[0]?.split(/\s+/)).to.deep.equal([
+        'METHOD',
+        'CALLS',
+        'UNITS',
+        'ERRORS',
+        'ERROR%',
+        'REFUSED',
+        'P50MS',
+        'P95MS',
+        'P99MS',
+      ]);
       expect(table.stdout).to.match(/\neth_blockNumber\s+3\s+3\s+0\s+0\.0\s+1\s+\d/);
 
       for (const [args, message] of [

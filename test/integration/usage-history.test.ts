@@ -220,7 +220,7 @@ describe('usage history through the gateway', () => {
           [hour, first.id, 'eth_blockNumber', 'ok', 3],
           [hour, second.id, 'eth_chainId', 'ok', 1],
           [hour, second.id, 'other', 'method_not_found', 1],
-        // Rows by key id (then method), as SQL sorts them: a stable sort keeps each key's methods in order.
+          // Rows by key id (then method), as SQL sorts them: a stable sort keeps each key's methods in order.
         ].sort((a, b) => ((a[1] as string) < (b[1] as string) ? -1 : (a[1] as string) > (b[1] as string) ? 1 : 0)),
       );
     }
