@@ -11,8 +11,8 @@ import type { KeyChangeGuard, KeyService, RestrictInput } from '../auth/key-serv
 import { RESTRICTION_FIELDS } from '../auth/restrictions.js';
 import { KeyInputError, KeyNotFoundError, keyState, type KeyRecord } from '../auth/key-store.js';
 import type { TierConfig } from '../config/types.js';
-import { HOUR_MS, hourOf, type UsageHistory } from '../quota/usage-history.js';
-import { dayRows, methodRows, type DayUsage, type MethodUsage } from '../quota/usage-report.js';
+import type { UsageHistory } from '../quota/usage-history.js';
+import { DAY_MS, dayRows, methodRows, type DayUsage, type MethodUsage } from '../quota/usage-report.js';
 import type { AccountRecord } from './account-store.js';
 import { series, totals, usageWindow, type UsageSeries, type UsageTotals } from './usage-summary.js';
 
@@ -204,7 +204,8 @@ export class AccountKeys {
     // One read for all of the account's keys; a key's rows carry the account they were made under.
     const range = {
       ...(keyId === undefined ? { account: account.id } : { keyId: chosen[0]?.id }),
-      to: (hourOf(now) + 1) * HOUR_MS,
+      // Through the end of today: the window's days whole.
+      to: Date.parse(`${w.today}T00:00:00Z`) + DAY_MS,
     };
     const [days, methods] = await Promise.all([
       this.history.read({ ...range, from: Date.parse(`${w.since}T00:00:00Z`), by: ['key', 'chain', 'outcome'], step: 'day' }),

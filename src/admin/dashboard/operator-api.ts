@@ -13,8 +13,8 @@ import { totals, usageWindow } from '../../accounts/usage-summary.js';
 import type { KeyService } from '../../auth/key-service.js';
 import { KeyNotFoundError } from '../../auth/key-store.js';
 import type { Logger } from '../../ops/log.js';
-import { HOUR_MS, hourOf, type UsageHistory } from '../../quota/usage-history.js';
-import { dayRows } from '../../quota/usage-report.js';
+import type { UsageHistory } from '../../quota/usage-history.js';
+import { DAY_MS, dayRows } from '../../quota/usage-report.js';
 import { jsonBody, problem } from '../json-api.js';
 import { keyView } from '../key-view.js';
 import {
@@ -76,7 +76,7 @@ export function mountOperatorApi(router: Router, deps: OperatorApiDeps): void {
     // Every key's days in one read.
     const days = await deps.history.read({
       from: Date.parse(`${w.since}T00:00:00Z`),
-      to: (hourOf(now) + 1) * HOUR_MS,
+      to: Date.parse(`${w.today}T00:00:00Z`) + DAY_MS,
       by: ['key', 'chain', 'outcome'],
       step: 'day',
     });
