@@ -437,6 +437,8 @@ describe('dashboard in a browser', function () {
     const acme = await signedIn('acme');
     const { value, id } = await createKey(acme, 'operator target', 'growth');
     expect((await call(value)).status).to.equal(200);
+    // Usage history is written every usage.flushInterval: now, here.
+    await stack.gateway.flushUsage();
 
     const page = await open();
     await page.goto(`${origin}/dashboard/operator`);
