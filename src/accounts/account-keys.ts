@@ -2,16 +2,17 @@
 // operator's rules (its allowed tiers; chains and archive only narrowed), restrict
 // where each may be used from, rotate and revoke its own (paced per account, within
 // the cap on active keys), and read its
-// limits and usage: each key's, and all of them per tier, revoked keys included. A
-// key of another account is "not found", exactly like a key that does not exist.
+// limits and usage (from the record's usage history, as of the gateways' last flush):
+// each key's, all of them per tier, revoked keys included, and per method. A key of
+// another account is "not found", exactly like a key that does not exist.
 // Checks shared with the CLI and the admin API stay in KeyService.
 
 import type { KeyChangeGuard, KeyService, RestrictInput } from '../auth/key-service.js';
 import { RESTRICTION_FIELDS } from '../auth/restrictions.js';
 import { KeyInputError, KeyNotFoundError, keyState, type KeyRecord } from '../auth/key-store.js';
 import type { TierConfig } from '../config/types.js';
-import type { Limiter } from '../quota/limiter.js';
-import type { UsageRow } from '../quota/usage.js';
+import type { UsageHistory } from '../quota/usage-history.js';
+import { DAY_MS, dayRows, methodRows, type DayUsage, type MethodUsage } from '../quota/usage-report.js';
 import type { AccountRecord } from './account-store.js';
 import { series, totals, usageWindow, type UsageSeries, type UsageTotals } from './usage-summary.js';
 
@@ -83,6 +84,10 @@ export interface UsageReport {
   /** Per tier the account's keys are on (empty when the report is about one key). */
   readonly byTier: readonly TierUsage[];
   readonly series: UsageSeries;
+  /** The series' 30 days per method, the busiest first. */
+  readonly methods: readonly MethodUsage[];
+  /** How far behind the calls the figures may be: usage history is written every usage.flushInterval. */
+  readonly lagSeconds: number;
 }
 
 export interface CreateOwnKeyInput {
@@ -113,12 +118,14 @@ export interface AccountKeysEnv {
   readonly now: () => number;
   /** Paces key changes per account (keys.changesPerHour). */
   readonly changes: KeyChangeGuard;
+  /** usage.flushInterval: how far behind the calls usage history may be. */
+  readonly usageLagMs: () => number;
 }
 
 export class AccountKeys {
   constructor(
     private readonly keys: KeyService,
-    private readonly limiter: Limiter,
+    private readonly history: UsageHistory,
     private readonly env: AccountKeysEnv,
   ) {}
 
@@ -190,17 +197,28 @@ export class AccountKeys {
 
   /** Limits and usage of every key of the account, or of one of them. */
   async usage(account: AccountRecord, keyId?: string): Promise<UsageReport> {
-    const w = usageWindow(this.env.now());
+    const now = this.env.now();
+    const w = usageWindow(now);
     const all = await this.list(account);
     const chosen = keyId === undefined ? all : [await this.own(account, keyId)];
-    const rows = await Promise.all(chosen.map((k) => this.limiter.usage(k.id, w.since)));
+    // One read for all of the account's keys; a key's rows carry the account they were made under.
+    const range = {
+      ...(keyId === undefined ? { account: account.id } : { keyId: chosen[0]?.id }),
+      // Through the end of today: the window's days whole.
+      to: Date.parse(`${w.today}T00:00:00Z`) + DAY_MS,
+    };
+    const [days, methods] = await Promise.all([
+      this.history.read({ ...range, from: Date.parse(`${w.since}T00:00:00Z`), by: ['key', 'chain', 'outcome'], step: 'day' }),
+      this.history.read({ ...range, from: Date.parse(`${w.first}T00:00:00Z`), by: ['method', 'outcome'], step: 'total' }),
+    ]);
+    const rows = chosen.map((k) => dayRows(days.filter((r) => r.keyId === k.id)));
     const configured = this.env.tiers();
     const tierNames = [...new Set([...account.tiers, ...chosen.map((k) => k.tier)])];
-    const now = this.env.now();
+    const mine = rows.flat();
     return {
       window: { today: w.today, month: w.month },
       tiers: tierNames.flatMap((n) => (configured[n] === undefined ? [] : [limitsView(configured[n])])),
-      totals: totals(rows.flat(), w),
+      totals: totals(mine, w),
       keys: chosen.map((k, i) => {
         const t = configured[k.tier];
         return {
@@ -214,7 +232,9 @@ export class AccountKeys {
         };
       }),
       byTier: keyId === undefined ? byTier(chosen, rows, configured, w) : [],
-      series: series(rows.flat(), w),
+      series: series(mine, w),
+      methods: methodRows(methods),
+      lagSeconds: Math.ceil(this.env.usageLagMs() / 1000),
     };
   }
 }
@@ -222,11 +242,11 @@ export class AccountKeys {
 /** Each tier's keys' rows added up, against the account's quotas on that tier. */
 function byTier(
   keys: readonly KeyRecord[],
-  rows: ReadonlyArray<readonly UsageRow[]>,
+  rows: ReadonlyArray<readonly DayUsage[]>,
   configured: Readonly<Record<string, TierConfig>>,
   w: ReturnType<typeof usageWindow>,
 ): TierUsage[] {
-  const grouped = new Map<string, UsageRow[]>();
+  const grouped = new Map<string, DayUsage[]>();
   keys.forEach((k, i) => {
     const list = grouped.get(k.tier) ?? [];
     list.push(...(rows[i] ?? []));

@@ -1,8 +1,9 @@
-// Usage rows (per key, UTC day and chain) summed for the dashboard: today, this
-// month and the last 30 days, and a day × chain series for the chart. Pure
-// functions over rows the limiter returns; reading the rows is the caller's job.
+// Usage rows (per key, UTC day and chain, from usage history: src/quota/usage-report.ts)
+// summed for the dashboard: today, this month and the last 30 days, and a day × chain
+// series for the chart. Pure functions over rows read from the record; reading them is
+// the caller's job.
 
-import type { Counts, UsageRow } from '../quota/usage.js';
+import { dayOf, zeroCounts, type ClassCounts, type DayUsage } from '../quota/usage-report.js';
 
 const DAY_MS = 86_400_000;
 export const SERIES_DAYS = 30;
@@ -20,8 +21,6 @@ export interface UsageWindow {
   readonly since: string;
 }
 
-const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
-
 export function usageWindow(now: number, days = SERIES_DAYS): UsageWindow {
   const today = dayOf(now);
   const list = Array.from({ length: days }, (_, i) => dayOf(now - (days - 1 - i) * DAY_MS));
@@ -31,23 +30,23 @@ export function usageWindow(now: number, days = SERIES_DAYS): UsageWindow {
 }
 
 export interface UsageTotals {
-  readonly today: Counts;
-  readonly month: Counts;
-  readonly last30: Counts;
+  readonly today: ClassCounts;
+  readonly month: ClassCounts;
+  readonly last30: ClassCounts;
 }
 
-const zero = (): Counts => ({ calls: 0, errors: 0, limited: 0 });
-
-function add(into: Counts, r: Counts): void {
+function add(into: ClassCounts, r: ClassCounts): void {
   into.calls += r.calls;
+  into.units += r.units;
   into.errors += r.errors;
   into.limited += r.limited;
+  into.invalid += r.invalid;
 }
 
-export function totals(rows: readonly UsageRow[], w: UsageWindow): UsageTotals {
-  const today = zero();
-  const month = zero();
-  const last30 = zero();
+export function totals(rows: readonly DayUsage[], w: UsageWindow): UsageTotals {
+  const today = zeroCounts();
+  const month = zeroCounts();
+  const last30 = zeroCounts();
   for (const r of rows) {
     if (r.day === w.today) add(today, r);
     if (r.day.startsWith(w.month)) add(month, r);
@@ -63,7 +62,7 @@ export interface UsageSeries {
   readonly limited: readonly number[];
 }
 
-export function series(rows: readonly UsageRow[], w: UsageWindow): UsageSeries {
+export function series(rows: readonly DayUsage[], w: UsageWindow): UsageSeries {
   const index = new Map(w.days.map((d, i) => [d, i]));
   const byChain = new Map<string, number[]>();
   const limited = w.days.map(() => 0);

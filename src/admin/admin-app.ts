@@ -10,6 +10,7 @@ import type { DisputeLog } from '../exec/policies/disputes.js';
 import { redactHeaders, redactUrl } from '../config/redact.js';
 import type { Metrics } from '../ops/metrics/metrics.js';
 import type { PoolNode } from '../pool/pool-node.js';
+import type { AccountStore } from '../accounts/account-store.js';
 import type { KeyChangeGuard, KeyService } from '../auth/key-service.js';
 import type { NodeHolds } from '../ops/holds/node-holds.js';
 import type { Limiter } from '../quota/limiter.js';
@@ -37,6 +38,8 @@ export interface AdminAppDeps {
   readonly limiter: Limiter;
   /** Usage history (hourly rollups, failed calls). */
   readonly history: UsageHistory;
+  /** Accounts, for reading an account's usage history by id or name. */
+  readonly accounts: Pick<AccountStore, 'getAccount'>;
   /** The clock of usage history's default range. */
   readonly now?: () => number;
   /** Operators' holds on nodes (cordon, drain). */
@@ -145,7 +148,7 @@ export function createAdminApp(deps: AdminAppDeps): Koa {
     authorized,
     maxBodyBytes: deps.maxBodyBytes,
   });
-  mountUsageHistoryApi(router, { keys: deps.keys, history: deps.history, now: deps.now ?? Date.now });
+  mountUsageHistoryApi(router, { keys: deps.keys, accounts: deps.accounts, history: deps.history, now: deps.now ?? Date.now });
   mountNodeApi(router, {
     holds: deps.holds,
     chains: deps.chains,

@@ -1,10 +1,12 @@
-// The admin API's reading of usage history (src/quota/usage-history.ts): a key's hourly
-// rollups summed per hour, day or over a range and split by method, chain or outcome,
-// and its last failed calls. Behind the admin token (the key API's guard, mounted
-// before these routes). The `keys usage` command and the dashboard read it later.
+// The admin API's reading of usage history (src/quota/usage-history.ts): a key's or an
+// account's hourly rollups summed per hour, day or over a range and split by method,
+// chain or outcome (an account's by key too), and a key's last failed calls. Behind the
+// admin token (the key API's guard, mounted before these routes). History is what the
+// gateways wrote by their last flush: it lags the calls by up to usage.flushInterval.
 
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import type { AccountStore } from '../accounts/account-store.js';
 import type { KeyService } from '../auth/key-service.js';
 import { ControlError } from '../control-errors.js';
 import {
@@ -22,12 +24,16 @@ import { problem } from './json-api.js';
 
 export interface UsageHistoryApiDeps {
   readonly keys: KeyService;
+  /** Accounts by id or name; a key's account need not be one (keys may name any account). */
+  readonly accounts: Pick<AccountStore, 'getAccount'>;
   readonly history: UsageHistory;
   readonly now: () => number;
 }
 
 /** What `by` may split a key's rows by (a key's own rows: never by key). */
 const KEY_DIMENSIONS: readonly UsageDimension[] = ['chain', 'method', 'outcome'];
+/** An account's rows split by its keys too. */
+const ACCOUNT_DIMENSIONS: readonly UsageDimension[] = ['key', 'chain', 'method', 'outcome'];
 
 /** Steps one answer may hold at most, per step: a month of hours, ten years of days. */
 const MAX_STEPS: Readonly<Record<UsageStep, number>> = { hour: 31 * 24, day: 3_660, total: 1 };
@@ -52,13 +58,13 @@ function instant(ctx: Context, name: string, fallback: number): number {
   return ms;
 }
 
-function dimensions(ctx: Context): UsageDimension[] {
+function dimensions(ctx: Context, allowed: readonly UsageDimension[]): UsageDimension[] {
   const v = one(ctx, 'by');
   if (v === undefined) return [];
   const by = v.split(',').map((s) => s.trim());
   for (const d of by) {
-    if (!(KEY_DIMENSIONS as readonly string[]).includes(d)) {
-      throw new ControlError('INVALID_INPUT', `by must be a list of ${KEY_DIMENSIONS.join(', ')}`, { field: 'by' });
+    if (!(allowed as readonly string[]).includes(d)) {
+      throw new ControlError('INVALID_INPUT', `by must be a list of ${allowed.join(', ')}`, { field: 'by' });
     }
   }
   return by as UsageDimension[];
@@ -76,6 +82,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 function rowView(r: UsageTotals): object {
   return {
     ...(r.start === undefined ? {} : { start: iso(r.start) }),
+    ...(r.keyId === undefined ? {} : { keyId: r.keyId }),
     ...(r.chain === undefined ? {} : { chain: r.chain }),
     ...(r.method === undefined ? {} : { method: r.method }),
     ...(r.outcome === undefined ? {} : { outcome: r.outcome }),
@@ -115,30 +122,66 @@ export function mountUsageHistoryApi(router: Router, deps: UsageHistoryApiDeps):
     return record?.id;
   };
 
-  router.get('/admin/keys/:id/usage/history', async (ctx) => {
-    const { history } = deps;
-    const id = await keyId(ctx);
-    if (id === undefined) return;
-    const to = instant(ctx, 'to', deps.now());
-    const from = instant(ctx, 'from', to - DEFAULT_RANGE_MS);
-    if (from >= to) throw new ControlError('INVALID_INPUT', 'from must be before to', { field: 'from' });
-    const s = step(ctx);
-    // Whole hours: the rollups' grain.
-    const start = Math.floor(from / HOUR_MS) * HOUR_MS;
-    const end = Math.ceil(to / HOUR_MS) * HOUR_MS;
-    if ((end - start) / STEP_MS[s] > MAX_STEPS[s]) {
-      throw new ControlError(
-        'INVALID_INPUT',
-        `from to to spans more than ${MAX_STEPS[s]} steps of a ${s}: ask for step=day, or a shorter range`,
-        {
-          field: 'step',
-        },
-      );
-    }
-    const by = dimensions(ctx);
-    const rows = await history.read({ keyId: id, chain: one(ctx, 'chain'), method: one(ctx, 'method'), from: start, to: end, by, step: s });
-    ctx.body = { id, from: iso(start), to: iso(end), step: s, by, latencyBoundsMs: LATENCY_BOUNDS_MS, rows: rows.map(rowView) };
-  });
+  /** The rows `whose` asked for, as the key and account routes answer them. */
+  const historyRoute =
+    (whose: (ctx: Context) => Promise<{ keyId: string } | { account: string } | undefined>, allowed: readonly UsageDimension[]) =>
+    async (ctx: Context): Promise<void> => {
+      const who = await whose(ctx);
+      if (who === undefined) return;
+      const to = instant(ctx, 'to', deps.now());
+      const from = instant(ctx, 'from', to - DEFAULT_RANGE_MS);
+      if (from >= to) throw new ControlError('INVALID_INPUT', 'from must be before to', { field: 'from' });
+      const s = step(ctx);
+      // Whole hours: the rollups' grain.
+      const start = Math.floor(from / HOUR_MS) * HOUR_MS;
+      const end = Math.ceil(to / HOUR_MS) * HOUR_MS;
+      if ((end - start) / STEP_MS[s] > MAX_STEPS[s]) {
+        throw new ControlError(
+          'INVALID_INPUT',
+          `from to to spans more than ${MAX_STEPS[s]} steps of a ${s}: ask for step=day, or a shorter range`,
+          { field: 'step' },
+        );
+      }
+      const by = dimensions(ctx, allowed);
+      const rows = await deps.history.read({
+        ...who,
+        chain: one(ctx, 'chain'),
+        method: one(ctx, 'method'),
+        from: start,
+        to: end,
+        by,
+        step: s,
+      });
+      ctx.body = {
+        ...('keyId' in who ? { id: who.keyId } : { account: who.account }),
+        from: iso(start),
+        to: iso(end),
+        step: s,
+        by,
+        latencyBoundsMs: LATENCY_BOUNDS_MS,
+        rows: rows.map(rowView),
+      };
+    };
+
+  router.get(
+    '/admin/keys/:id/usage/history',
+    historyRoute(async (ctx) => {
+      const id = await keyId(ctx);
+      return id === undefined ? undefined : { keyId: id };
+    }, KEY_DIMENSIONS),
+  );
+
+  // By the account's id or name; an account that is only a name on keys (made without `accounts create`) by that name.
+  router.get(
+    '/admin/accounts/:id/usage/history',
+    historyRoute(async (ctx) => {
+      const ref = ctx.params.id as string;
+      const account =
+        (await deps.accounts.getAccount(ref))?.id ?? ((await deps.keys.store.list({ account: ref })).length > 0 ? ref : undefined);
+      if (account === undefined) problem(ctx, 'ACCOUNT_NOT_FOUND', `no account with id or name "${ref}"`);
+      return account === undefined ? undefined : { account };
+    }, ACCOUNT_DIMENSIONS),
+  );
 
   router.get('/admin/keys/:id/failed-calls', async (ctx) => {
     const { history } = deps;

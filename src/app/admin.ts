@@ -69,6 +69,7 @@ export async function startAdmin(ctx: AdminContext): Promise<AdminListeners> {
     keyChanges: keyChangeGuard(services.bundle.limiter, () => live.config.keys),
     limiter: services.bundle.limiter,
     history: ctx.history,
+    accounts: services.bundle.accounts,
     now: ctx.now,
     holds: ctx.holds,
     scrape: ctx.scrape,
@@ -97,14 +98,15 @@ async function dashboardDeps(ctx: AdminContext): Promise<DashboardDeps> {
   const d = live.config.dashboard;
   return {
     accounts: services.accounts,
-    accountKeys: new AccountKeys(services.keys, services.bundle.limiter, {
+    accountKeys: new AccountKeys(services.keys, ctx.history, {
       tiers: () => live.config.tiers,
       chains: () => ctx.chains.all.map((c) => c.name),
       now,
       changes: keyChangeGuard(services.bundle.limiter, () => live.config.keys),
+      usageLagMs: () => live.config.usage.flushIntervalMs,
     }),
     keys: services.keys,
-    limiter: services.bundle.limiter,
+    history: ctx.history,
     throttle: new SigninThrottle(d.signinAttemptsPerMinute, now),
     assets: await loadAssets(),
     settings: { trustProxy: d.trustProxy, publicUrl: d.publicUrl },

@@ -135,6 +135,15 @@ export class Gateway {
     return this.core.chains;
   }
 
+  /**
+   * Writes the usage this process gathered to the record now, rather than at the next
+   * usage.flushInterval (an embedding that reads history at once, tests). A cluster's
+   * workers gather their own: this writes the calling process's only.
+   */
+  flushUsage(): Promise<void> {
+    return this.core.usage.flush();
+  }
+
   /** Operators' holds on nodes, applied to the chain runtimes by name. */
   get holds(): CoreParts['holds'] {
     return this.core.holds;

@@ -1,13 +1,14 @@
 // `noderouter keys create|list|show|revoke|restrict|rotate|usage|export|import`: the
 // config's key store, written directly (a running gateway notices the change). A new
-// key's value is shown once, on the last line.
+// key's value is shown once, on the last line. `usage` reads the record's usage history.
 
 import { readFile } from 'node:fs/promises';
 import type { KeyService } from '../auth/key-service.js';
 import { KeyNotFoundError, type KeyRecord, type KeyStore } from '../auth/key-store.js';
 import type { GatewayConfig } from '../config/types.js';
 import { keyView } from '../admin/key-view.js';
-import type { Limiter } from '../quota/limiter.js';
+import { HOUR_MS, hourOf, LATENCY_BOUNDS_MS, type UsageHistory } from '../quota/usage-history.js';
+import { dayRows, methodRows, type MethodUsage } from '../quota/usage-report.js';
 import { openServices } from '../app/services.js';
 import { UsageError, option, type ParsedArgs } from './args.js';
 import { commandConfig, out } from './common.js';
@@ -18,7 +19,8 @@ interface KeysContext {
   readonly config: GatewayConfig;
   readonly store: KeyStore;
   readonly service: KeyService;
-  readonly limiter: Limiter;
+  /** The record's usage history, as the gateways last wrote it (every usage.flushInterval). */
+  readonly history: UsageHistory;
   /** The key id or prefix the command names. */
   ref(): string;
 }
@@ -49,7 +51,7 @@ export async function keysCommand(args: ParsedArgs): Promise<number> {
     config,
     store: bundle.keys,
     service,
-    limiter: bundle.limiter,
+    history: bundle.history,
     ref: () => {
       if (ref === undefined) throw new UsageError(`keys ${sub} needs a key id or prefix`);
       return ref;
@@ -134,15 +136,63 @@ async function rotate(c: KeysContext): Promise<void> {
   out(value);
 }
 
+/** --since as the epoch ms of a UTC day's midnight (absent: every day the record keeps). */
+function sinceOption(args: ParsedArgs): number {
+  const since = option(args, 'since');
+  if (since === undefined) return 0;
+  const ms = /^\d{4}-\d{2}-\d{2}$/.test(since) ? Date.parse(`${since}T00:00:00Z`) : NaN;
+  if (!Number.isFinite(ms) || new Date(ms).toISOString().slice(0, 10) !== since)
+    throw new UsageError(`--since must be a UTC day as YYYY-MM-DD, not "${since}"`);
+  return ms;
+}
+
+const count = (n: number, width: number): string => String(n).padStart(width);
+/** A percentile's bucket bound: past the last bound it is only known to be over it. */
+const bound = (ms: number | null, calls: number, width: number): string =>
+  (calls === 0 ? '-' : ms === null ? `>${LATENCY_BOUNDS_MS[LATENCY_BOUNDS_MS.length - 1]}` : String(ms)).padStart(width);
+
+/**
+ * The key's usage history per UTC day and chain, or per method (`--by method`): what the
+ * gateways wrote to the record by their last flush (usage.flushInterval).
+ */
 async function usage(c: KeysContext): Promise<void> {
+  const by = option(c.args, 'by');
+  if (by !== undefined && by !== 'method') throw new UsageError(`--by takes "method" (per day and chain without it), not "${by}"`);
+  const from = sinceOption(c.args);
   const record = await found(c);
-  const rows = await c.limiter.usage(record.id, option(c.args, 'since') ?? '');
+  // Through the current hour: the rollups' grain.
+  const to = (hourOf(Date.now()) + 1) * HOUR_MS;
+  const json = c.args.options.has('json');
+  if (by === 'method') {
+    const rows = methodRows(await c.history.read({ keyId: record.id, from, to, by: ['method', 'outcome'], step: 'total' }));
+    if (json) out(JSON.stringify(rows, null, 2));
+    else printMethods(rows);
+    return;
+  }
+  const rows = dayRows(await c.history.read({ keyId: record.id, from, to, by: ['chain', 'outcome'], step: 'day' }));
+  if (json) {
+    out(JSON.stringify(rows, null, 2));
+    return;
+  }
   out(
-    `${'DAY'.padEnd(11)} ${'CHAIN'.padEnd(18)} ${'CALLS'.padStart(10)} ${'ERRORS'.padStart(8)} ${'LIMITED'.padStart(8)} ${'INVALID'.padStart(8)}`,
+    `${'DAY'.padEnd(11)} ${'CHAIN'.padEnd(18)} ${'CALLS'.padStart(10)} ${'ERRORS'.padStart(8)} ${'LIMITED'.padStart(8)} ${'INVALID'.padStart(8)} ${'UNITS'.padStart(10)}`,
   );
   for (const r of rows) {
     out(
-      `${r.day.padEnd(11)} ${r.chain.padEnd(18)} ${String(r.calls).padStart(10)} ${String(r.errors).padStart(8)} ${String(r.limited).padStart(8)} ${String(r.invalid ?? 0).padStart(8)}`,
+      `${r.day.padEnd(11)} ${r.chain.padEnd(18)} ${count(r.calls, 10)} ${count(r.errors, 8)} ${count(r.limited, 8)} ${count(r.invalid, 8)} ${count(r.units, 10)}`,
+    );
+  }
+}
+
+function printMethods(rows: readonly MethodUsage[]): void {
+  const width = Math.max(18, ...rows.map((r) => r.method.length));
+  out(
+    `${'METHOD'.padEnd(width)} ${'CALLS'.padStart(10)} ${'UNITS'.padStart(10)} ${'ERRORS'.padStart(8)} ${'ERROR%'.padStart(7)} ${'REFUSED'.padStart(8)} ${'P50MS'.padStart(7)} ${'P95MS'.padStart(7)} ${'P99MS'.padStart(7)}`,
+  );
+  for (const r of rows) {
+    const rate = r.errorRate === null ? '-' : (r.errorRate * 100).toFixed(1);
+    out(
+      `${r.method.padEnd(width)} ${count(r.calls, 10)} ${count(r.units, 10)} ${count(r.errors, 8)} ${rate.padStart(7)} ${count(r.limited + r.invalid, 8)} ${bound(r.p50Ms, r.calls, 7)} ${bound(r.p95Ms, r.calls, 7)} ${bound(r.p99Ms, r.calls, 7)}`,
     );
   }
 }

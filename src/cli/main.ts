@@ -30,7 +30,9 @@ Usage:
   noderouter keys show ID|PREFIX
   noderouter keys revoke ID|PREFIX
   noderouter keys rotate ID|PREFIX [--grace SECONDS]
-  noderouter keys usage ID|PREFIX [--since YYYY-MM-DD]
+  noderouter keys usage ID|PREFIX [--since YYYY-MM-DD] [--by method] [--json]
+                                                  usage history per UTC day and chain, or per method
+                                                  (latency percentiles); as of the last usage.flushInterval
   noderouter keys export > keys.jsonl             records (hashes, never values) of every key
   noderouter keys import FILE|-                   add or replace those records in this config's store
   noderouter accounts create --name N [--email E] [--tiers free,growth] [--default-tier T] [--adopt-keys]
@@ -56,7 +58,7 @@ Usage:
 /** Options that take a value: the config, then the keys', the accounts' and the nodes' commands'. */
 const VALUED = [
   'config',
-  ...['account', 'tier', 'label', 'chains', 'archive', 'allow', 'deny', 'expires', 'grace', 'since'],
+  ...['account', 'tier', 'label', 'chains', 'archive', 'allow', 'deny', 'expires', 'grace', 'since', 'by'],
   ...['name', 'email', 'tiers', 'default-tier', 'ttl'],
   ...['origins', 'ips', 'referrers', 'contracts', 'user-agents'],
   ...['admin', 'reason'],

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { rpc, startStack, type Stack } from '../support/harness.js';
+import { L1_FULL_AND_ARCHIVE, rpc, startStack, type Stack } from '../support/harness.js';
 import { lastLine, runCli } from '../support/cli.js';
 import { DashboardClient } from '../support/dashboard-client.js';
 
@@ -150,6 +150,89 @@ describe('noderouter CLI', function () {
       const res = await runCli(['keys', 'create', '--config', stack.configFile, '--account', 'acme', '--tier', 'gold']);
       expect(res.code).to.equal(2);
       expect(res.stderr).to.contain('tier must be one of: free, growth, enterprise');
+    });
+  });
+
+  describe('keys usage', () => {
+    const DAY = 86_400_000;
+    let clock = Date.UTC(2026, 4, 10, 12, 0, 0);
+    let stack: Stack;
+    before(async () => {
+      stack = await startStack({
+        chains: [L1_FULL_AND_ARCHIVE],
+        now: () => clock,
+        tiers: '\n  enterprise: { rate: unlimited, archive: true }\n  daily3: { rate: unlimited, daily: 3 }\n',
+      });
+    });
+    after(() => stack.close());
+
+    it('reads usage history per day and chain, since a day, and per method; refuses bad options with exit 2', async () => {
+      const { id, value } = await stack.createKey('daily3');
+      const call = async (method: string) => (await rpc(stack.url('/l1'), { jsonrpc: '2.0', id: 1, method }, { apikey: value })).status;
+      // Day one: two answered, one not served (invalid: no quota spent), one more answered, then the quota refuses.
+      const statuses = [];
+      for (const m of ['eth_blockNumber', 'eth_blockNumber', 'eth_sendTransaction', 'eth_chainId', 'eth_blockNumber'])
+        statuses.push(await call(m));
+      expect(statuses).to.deep.equal([200, 200, 200, 200, 429]);
+      clock += DAY;
+      expect(await call('eth_blockNumber')).to.equal(200);
+      await stack.gateway.flushUsage();
+      const cli = (...args: string[]) => runCli(['keys', 'usage', id, ...args, '--config', stack.configFile]);
+
+      const days = await cli();
+      expect(days.stderr).to.equal('');
+      expect(days.code).to.equal(0);
+      const lines = days.stdout.trim().split('\n');
+      expect(lines[0]?.split(/\s+/)).to.deep.equal(['DAY', 'CHAIN', 'CALLS', 'ERRORS', 'LIMITED', 'INVALID', 'UNITS']);
+      expect(lines.slice(1).map((l) => l.split(/\s+/))).to.deep.equal([
+        ['2026-05-10', 'l1', '3', '0', '1', '1', '3'],
+        ['2026-05-11', 'l1', '1', '0', '0', '0', '1'],
+      ]);
+
+      const since = await cli('--since', '2026-05-11', '--json');
+      expect(since.code).to.equal(0);
+      expect(JSON.parse(since.stdout)).to.deep.equal([
+        { day: '2026-05-11', chain: 'l1', calls: 1, units: 1, errors: 0, limited: 0, invalid: 0 },
+      ]);
+
+      const byMethod = await cli('--by', 'method', '--json');
+      expect(byMethod.code).to.equal(0);
+      const methods = JSON.parse(byMethod.stdout) as Array<Record<string, unknown>>;
+      expect(methods.map((m) => [m.method, m.calls, m.units, m.errors, m.errorRate, m.limited, m.invalid])).to.deep.equal([
+        ['eth_blockNumber', 3, 3, 0, 0, 1, 0],
+        ['eth_chainId', 1, 1, 0, 0, 0, 0],
+        // The plugin's label of a method the endpoint does not serve.
+        ['other', 0, 0, 0, null, 0, 1],
+      ]);
+      for (const p of ['p50Ms', 'p95Ms', 'p99Ms']) expect(methods[0]?.[p], p).to.be.a('number');
+      expect(methods[2]?.p50Ms).to.equal(null);
+      const table = await cli('--by', 'method');
+      expect(table.stdout.split('\n')[0]?.split(/\s+/)).to.deep.equal([
+        'METHOD',
+        'CALLS',
+        'UNITS',
+        'ERRORS',
+        'ERROR%',
+        'REFUSED',
+        'P50MS',
+        'P95MS',
+        'P99MS',
+      ]);
+      expect(table.stdout).to.match(/\neth_blockNumber\s+3\s+3\s+0\s+0\.0\s+1\s+\d/);
+
+      for (const [args, message] of [
+        [['--since', '2026-02-30'], '--since must be a UTC day as YYYY-MM-DD, not "2026-02-30"'],
+        [['--since', 'yesterday'], '--since must be a UTC day as YYYY-MM-DD, not "yesterday"'],
+        [['--by', 'chain'], '--by takes "method" (per day and chain without it), not "chain"'],
+        [['--since', '2026-5-1'], '--since must be a UTC day as YYYY-MM-DD, not "2026-5-1"'],
+      ] as const) {
+        const res = await cli(...args);
+        expect(res.code, args.join(' ')).to.equal(2);
+        expect(res.stderr, args.join(' ')).to.contain(message);
+        expect(res.stdout).to.equal('');
+      }
+      const unknown = await runCli(['keys', 'usage', 'key_nosuchkey', '--config', stack.configFile]);
+      expect(unknown.code).to.equal(2);
     });
   });
 

@@ -279,6 +279,8 @@ describe('dashboard API', function () {
       expect(statuses).to.deep.equal([200, 200, 429]);
       clock += 10_000;
       expect((await get(stack.url('/hub/rest/cosmos/auth/v1beta1/params'), { apikey: key })).status).to.equal(200);
+      // Usage history is written every usage.flushInterval: now, here.
+      await stack.gateway.flushUsage();
 
       const one = await acme.get(`/usage?key=${id}`);
       expect(one.status).to.equal(200);
@@ -288,9 +290,17 @@ describe('dashboard API', function () {
         totals: { today: { calls: number; limited: number }; month: { calls: number }; last30: { limited: number } };
         keys: Array<{ id: string; today: { calls: number; limited: number }; quota: { daily: number | null; monthly: number | null } }>;
         series: { days: string[]; chains: Array<{ chain: string; calls: number[] }>; limited: number[] };
+        methods: Array<Record<string, unknown>>;
+        lagSeconds: number;
       };
       expect(report.window).to.deep.equal({ today: '2026-07-14', month: '2026-07' });
-      expect(report.totals.today).to.deep.equal({ calls: 3, errors: 0, limited: 1 });
+      expect(report.totals.today).to.deep.equal({ calls: 3, units: 3, errors: 0, limited: 1, invalid: 0 });
+      expect(report.lagSeconds).to.equal(5);
+      // Per method: the refused call is no call, and its instant answer is not in the latency.
+      const blockNumber = report.methods.find((m) => m.method === 'eth_blockNumber');
+      expect(blockNumber).to.deep.include({ calls: 2, units: 2, errors: 0, errorRate: 0, limited: 1, invalid: 0 });
+      expect(blockNumber?.p50Ms).to.be.a('number');
+      expect(report.methods.map((m) => m.calls).reduce((a, b) => (a as number) + (b as number), 0)).to.equal(3);
       expect(report.totals.month.calls).to.equal(3);
       expect(report.keys).to.have.length(1);
       expect(report.keys[0]?.quota).to.deep.equal({ daily: 1000, monthly: 20000 });
@@ -448,6 +458,7 @@ describe('dashboard API', function () {
       const key = created.json.key as string;
       const id = (created.json.record as { id: string }).id;
       for (let i = 0; i < 2; i++) expect((await call(key)).status).to.equal(200);
+      await stack.gateway.flushUsage();
 
       const op = new DashboardClient(origin, '/dashboard/operator/api');
       await op.signIn(ADMIN_TOKEN);

@@ -18,6 +18,7 @@ import type { Page } from 'playwright-core';
 import { BLOCK_NUMBER, DASHBOARD_TIERS } from '../support/dashboard-client.js';
 import { TestBrowser } from '../support/browser.js';
 import { get, rpc, startStack, type Stack } from '../support/harness.js';
+import { DAY_MS, dayRows } from '../../src/quota/usage-report.js';
 
 const SHOTS = fileURLToPath(new URL('../../test-output/screenshots/', import.meta.url));
 const ADMIN_TOKEN = 'browser-admin-token-0123456789';
@@ -243,6 +244,8 @@ describe('dashboard in a browser', function () {
     clock += 5_000;
     for (let i = 0; i < 2; i++)
       expect((await get(stack.url('/hub/rest/cosmos/auth/v1beta1/params'), { apikey: value })).status).to.equal(200);
+    // Usage history is written every usage.flushInterval: now, here.
+    await stack.gateway.flushUsage();
 
     await page.goto(`${origin}/dashboard#usage`);
     await page.locator('#usage-view').waitFor({ state: 'visible' });
@@ -270,18 +273,24 @@ describe('dashboard in a browser', function () {
     expect(await page.locator('#chart .legend').textContent())
       .to.contain('hub-rest')
       .and.contain('l1');
+    // Calls, failed, error rate, refused, then p50, p95, p99 as bucket bounds.
+    const methodCells = await page.locator('#methods-table tbody tr[data-method="eth_blockNumber"] td').allTextContents();
+    expect(methodCells.slice(0, 4)).to.deep.equal(['2', '0', '0.0 %', '1']);
+    for (const p of methodCells.slice(4)) expect(p).to.match(/^≤ [\d,.]+ ms$/);
+    expect(await page.locator('#usage-lag').textContent()).to.contain('every 5 s');
     const free = page.locator('#limits-table tr[data-tier="free"]');
     expect(await free.textContent())
       .to.contain('1,000')
       .and.contain('20,000');
 
-    // All keys together: every key of the account, added up by the gateway's own limiter.
+    // All keys together: every key of the account, added up from the record's usage history.
     await page.getByLabel('Show usage of').selectOption('');
     await page.waitForFunction(() => document.querySelectorAll('#quota-table tbody tr').length > 1);
     let expected = 0;
     for (const k of await stack.gateway.accounts.keysOf(await stack.gateway.accounts.find('acme'))) {
-      const day = new Date(clock).toISOString().slice(0, 10);
-      expected += (await stack.gateway.services.bundle.limiter.usage(k.id, day)).reduce((n, r) => n + r.calls, 0);
+      const from = Date.parse(`${new Date(clock).toISOString().slice(0, 10)}T00:00:00Z`);
+      const rows = await stack.gateway.services.bundle.history.read({ keyId: k.id, from, to: from + DAY_MS, by: ['outcome'], step: 'day' });
+      expected += dayRows(rows).reduce((n, r) => n + r.calls, 0);
     }
     expect(await page.locator('#usage-today').textContent()).to.equal(String(expected));
     await page.screenshot({ path: `${SHOTS}usage.png`, fullPage: true });
@@ -428,6 +437,8 @@ describe('dashboard in a browser', function () {
     const acme = await signedIn('acme');
     const { value, id } = await createKey(acme, 'operator target', 'growth');
     expect((await call(value)).status).to.equal(200);
+    // Usage history is written every usage.flushInterval: now, here.
+    await stack.gateway.flushUsage();
 
     const page = await open();
     await page.goto(`${origin}/dashboard/operator`);

@@ -115,8 +115,8 @@ describe('limits per account under key churn', function () {
           keys: Array<{ state: string; today: { calls: number } }>;
           byTier: Array<{ tier: string; today: { calls: number; limited: number }; quota: { daily: number | null } }>;
         };
-        // With the Redis hot state, calls are counted in leases and written when a lease ends
-        // (every store.hot.leaseMs): read the usage once they have been.
+        // Usage history is written every usage.flushInterval: now, here.
+        await stack.gateway.flushUsage();
         let report: Report | undefined;
         await until(
           async () => {
@@ -125,7 +125,7 @@ describe('limits per account under key churn', function () {
             report = usage.json as Report;
             return report.totals.today.calls >= 10;
           },
-          { what: 'the leases are written', everyMs: 50 },
+          { what: 'the usage is written', everyMs: 50 },
         );
         if (report === undefined) throw new Error('no usage report');
         // The day of the second churn: 10 calls, every one on a key revoked since.

@@ -3,12 +3,16 @@
 // killed, a key is revoked while it is down, and it comes back empty on the same port.
 // Every key, account and restriction reads back and works as before on both instances;
 // the revocation reaches both within the key cache's TTL (through the record's change
-// log: Redis could not carry it); usage history counts every call answered; limits and
-// quota counters start again from full buckets (what a wipe loses, as documented).
+// log: Redis could not carry it); usage history counts every call answered, and `keys
+// usage`, the admin API (by key and by account) and the dashboard all read it from the
+// record; limits and quota counters start again from full buckets (what a wipe loses,
+// as documented).
 
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import type { Gateway } from '../../src/app/gateway.js';
+import { runCli } from '../support/cli.js';
+import { DashboardClient } from '../support/dashboard-client.js';
 import { get, L1_FULL_AND_ARCHIVE, rpc, startStack, type Stack } from '../support/harness.js';
 import { OwnRedis } from '../support/redis-server.js';
 import { until } from '../support/until.js';
@@ -44,6 +48,7 @@ describe('a Redis wipe under load', function () {
       adminToken: TOKEN,
       hotYaml: `{ kind: redis, url: "${redis.url}", prefix: "wipe:${randomBytes(4).toString('hex')}:", timeoutMs: 300, onFailure: fail-open, instances: 2, leaseMs: 50 }`,
       keysYaml: `cacheTtlMs: ${CACHE_TTL_MS}`,
+      dashboardYaml: '{ enabled: true }',
       // Nothing is written on the interval: the graceful stops write it all.
       extraYaml: 'usage: { flushInterval: 5m }',
     });
@@ -175,18 +180,39 @@ describe('a Redis wipe under load', function () {
     expect(await admittedUntilRefused(a, bursty.value)).to.equal(5);
     expect(await admittedUntilRefused(a, quota.value)).to.equal(5);
 
-    // Usage history: every answered call, before, during and after the wipe, once.
+    // Usage history: every answered call, before, during and after the wipe, once, wherever it is read.
     await b.close();
     await a.close();
     const reader = await stack.startAnother();
+    const sum = (rows: Array<{ calls: number }>): number => rows.reduce((n, r) => n + r.calls, 0);
     for (const [id, calls] of answered) {
       const res = await get(`${reader.adminUrl}/admin/keys/${id}/usage/history`, AUTH);
       expect(res.status).to.equal(200);
-      const rows = (res.json as { rows: Array<{ calls: number }> }).rows;
+      expect(sum((res.json as { rows: Array<{ calls: number }> }).rows), id).to.equal(calls);
+      // `keys usage`: answered, failed, limited and invalid calls are every call.
+      const cli = await runCli(['keys', 'usage', id, '--json', '--config', stack.configFile]);
+      expect(cli.code, cli.stderr).to.equal(0);
+      const days = JSON.parse(cli.stdout) as Array<{ calls: number; limited: number; invalid: number }>;
       expect(
-        rows.reduce((n, r) => n + r.calls, 0),
-        id,
+        days.reduce((n, r) => n + r.calls + r.limited + r.invalid, 0),
+        `keys usage ${id}`,
       ).to.equal(calls);
     }
+    // By account: acme by its name, the restricted key's account by the name the key carries.
+    for (const [account, id] of [
+      ['acme', plain.id],
+      ['acct-restricted', restricted.id],
+    ] as const) {
+      const res = await get(`${reader.adminUrl}/admin/accounts/${account}/usage/history?by=key`, AUTH);
+      expect(res.status).to.equal(200);
+      expect((res.json as { rows: Array<{ keyId: string; calls: number }> }).rows.map((r) => [r.keyId, r.calls])).to.deep.equal([
+        [id, answered.get(id)],
+      ]);
+    }
+    // The dashboard: acme's own usage, every call of its key answered (plain's calls all succeeded).
+    const dashboard = new DashboardClient(new URL(reader.dashboardUrl).origin);
+    expect((await dashboard.signIn((await reader.accounts.issueToken('acme')).token)).status).to.equal(200);
+    const report = (await dashboard.get('/usage')).json as { totals: { last30: { calls: number; errors: number } } };
+    expect(report.totals.last30).to.deep.include({ calls: answered.get(plain.id), errors: 0 });
   });
 });

@@ -193,4 +193,57 @@ describe('usage history through the gateway', () => {
     expect((await admin(again, `/admin/keys/${id}/usage/history?step=week`)).status).to.equal(400);
     expect((await admin(again, '/admin/keys/nosuchkey/failed-calls')).status).to.equal(404);
   });
+
+  it("answers an account's history by its id or name (or the account a key names), split by key too, and refuses what it cannot answer", async () => {
+    const { account } = await stack.gateway.accounts.create({ name: 'acme', tiers: 'enterprise' });
+    const first = await stack.createKey('enterprise', { account: account.id });
+    const second = await stack.createKey('enterprise', { account: account.id });
+    const elsewhere = await stack.createKey('enterprise');
+    const call = async (key: string, method: string) =>
+      (await rpc(stack.url('/l1'), { jsonrpc: '2.0', id: 1, method }, { apikey: key })).status;
+    for (let i = 0; i < 3; i++) expect(await call(first.value, 'eth_blockNumber')).to.equal(200);
+    expect(await call(second.value, 'eth_chainId')).to.equal(200);
+    expect(await call(second.value, 'eth_sendTransaction')).to.equal(200);
+    expect(await call(elsewhere.value, 'eth_blockNumber')).to.equal(200);
+    // Nothing is written before the interval (5m here) or a flush.
+    expect((await admin(stack.gateway, `/admin/accounts/${account.id}/usage/history`)).body.rows).to.deep.equal([]);
+    await stack.gateway.flushUsage();
+
+    const hour = new Date(Math.floor(NOW / HOUR) * HOUR).toISOString();
+    for (const ref of [account.id, 'acme']) {
+      const got = await admin(stack.gateway, `/admin/accounts/${ref}/usage/history?by=key,method,outcome&step=hour`);
+      expect(got.status).to.equal(200);
+      expect(got.body).to.deep.include({ account: account.id, step: 'hour', by: ['key', 'method', 'outcome'] });
+      const rows = got.body.rows as Array<{ start: string; keyId: string; method: string; outcome: string; calls: number }>;
+      expect(rows.map((r) => [r.start, r.keyId, r.method, r.outcome, r.calls])).to.deep.equal(
+        [
+          [hour, first.id, 'eth_blockNumber', 'ok', 3],
+          [hour, second.id, 'eth_chainId', 'ok', 1],
+          [hour, second.id, 'other', 'method_not_found', 1],
+          // Rows by key id (then method), as SQL sorts them: a stable sort keeps each key's methods in order.
+        ].sort((a, b) => ((a[1] as string) < (b[1] as string) ? -1 : (a[1] as string) > (b[1] as string) ? 1 : 0)),
+      );
+    }
+    const total = await admin(stack.gateway, `/admin/accounts/acme/usage/history?method=eth_blockNumber`);
+    expect((total.body.rows as Array<{ calls: number; cost: number }>).map((r) => [r.calls, r.cost])).to.deep.equal([[3, 3]]);
+    // A key's account that was never made with `accounts create` is read by the name the key carries.
+    const named = (await stack.gateway.keys.store.get(elsewhere.id))?.account as string;
+    const other = await admin(stack.gateway, `/admin/accounts/${named}/usage/history?by=chain`);
+    expect(other.status).to.equal(200);
+    expect((other.body.rows as Array<{ chain: string; calls: number }>).map((r) => [r.chain, r.calls])).to.deep.equal([['l1', 1]]);
+
+    const refused = async (path: string) => {
+      const res = await admin(stack.gateway, path);
+      return [res.status, (res.body.error as { code: string }).code];
+    };
+    expect(await refused('/admin/accounts/nosuchaccount/usage/history')).to.deep.equal([404, 'ACCOUNT_NOT_FOUND']);
+    expect(await refused('/admin/accounts/acme/usage/history?by=node')).to.deep.equal([400, 'INVALID_INPUT']);
+    expect(await refused('/admin/accounts/acme/usage/history?step=week')).to.deep.equal([400, 'INVALID_INPUT']);
+    expect(await refused('/admin/accounts/acme/usage/history?from=2026-03-31&to=2026-03-30')).to.deep.equal([400, 'INVALID_INPUT']);
+    expect(await refused('/admin/accounts/acme/usage/history?step=hour&from=2025-01-01')).to.deep.equal([400, 'INVALID_INPUT']);
+    // A key's own rows are never split by key.
+    expect(await refused(`/admin/keys/${first.id}/usage/history?by=key`)).to.deep.equal([400, 'INVALID_INPUT']);
+    const unauthorized = await fetch(`${stack.gateway.adminUrl}/admin/accounts/acme/usage/history`);
+    expect(unauthorized.status).to.equal(401);
+  });
 });

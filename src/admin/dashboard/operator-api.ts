@@ -1,6 +1,7 @@
 // The operator view's JSON API under /dashboard/operator/api: sign-in with the admin
 // token into an operator session (same cookie and CSRF rules as accounts, its own
-// cookie), every account with its keys and usage, and revoking any key. With no
+// cookie), every account with its keys and usage (the record's usage history), and
+// revoking any key. With no
 // admin token configured every route answers 404: the view is closed.
 
 import type Router from '@koa/router';
@@ -12,7 +13,8 @@ import { totals, usageWindow } from '../../accounts/usage-summary.js';
 import type { KeyService } from '../../auth/key-service.js';
 import { KeyNotFoundError } from '../../auth/key-store.js';
 import type { Logger } from '../../ops/log.js';
-import type { Limiter } from '../../quota/limiter.js';
+import type { UsageHistory } from '../../quota/usage-history.js';
+import { DAY_MS, dayRows } from '../../quota/usage-report.js';
 import { jsonBody, problem } from '../json-api.js';
 import { keyView } from '../key-view.js';
 import {
@@ -28,7 +30,7 @@ import {
 export interface OperatorApiDeps {
   readonly accounts: AccountService;
   readonly keys: KeyService;
-  readonly limiter: Limiter;
+  readonly history: UsageHistory;
   readonly throttle: SigninThrottle;
   readonly settings: GuardSettings;
   readonly adminToken: () => string | undefined;
@@ -71,12 +73,26 @@ export function mountOperatorApi(router: Router, deps: OperatorApiDeps): void {
     const now = deps.now();
     const w = usageWindow(now);
     const accounts = await deps.accounts.store.listAccounts();
+    // Every key's days in one read.
+    const days = await deps.history.read({
+      from: Date.parse(`${w.since}T00:00:00Z`),
+      to: Date.parse(`${w.today}T00:00:00Z`) + DAY_MS,
+      by: ['key', 'chain', 'outcome'],
+      step: 'day',
+    });
+    const byKey = new Map<string, typeof days>();
+    for (const r of days) {
+      const id = r.keyId ?? '';
+      const list = byKey.get(id);
+      if (list === undefined) byKey.set(id, [r]);
+      else list.push(r);
+    }
     ctx.body = {
       window: { today: w.today, month: w.month },
       accounts: await Promise.all(
         accounts.map(async (a) => {
           const keys = (await deps.accounts.keysOf(a)).sort((x, y) => y.createdAt.localeCompare(x.createdAt));
-          const rows = await Promise.all(keys.map((k) => deps.limiter.usage(k.id, w.since)));
+          const rows = keys.map((k) => dayRows(byKey.get(k.id) ?? []));
           return {
             id: a.id,
             name: a.name,

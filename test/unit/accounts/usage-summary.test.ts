@@ -3,9 +3,18 @@
 
 import { expect } from 'chai';
 import { series, totals, usageWindow } from '../../../src/accounts/usage-summary.js';
-import type { UsageRow } from '../../../src/quota/usage.js';
+import type { DayUsage } from '../../../src/quota/usage-report.js';
 
-const row = (day: string, chain: string, calls: number, limited = 0, errors = 0): UsageRow => ({ day, chain, calls, errors, limited });
+/** A day's row whose calls cost 2 units each. */
+const row = (day: string, chain: string, calls: number, limited = 0, errors = 0, invalid = 0): DayUsage => ({
+  day,
+  chain,
+  calls,
+  units: 2 * calls,
+  errors,
+  limited,
+  invalid,
+});
 
 describe('usage summary', () => {
   it('spans the last 30 UTC days, reading from the 1st when the month started earlier', () => {
@@ -24,14 +33,14 @@ describe('usage summary', () => {
     const rows = [
       row('2026-03-01', 'l1', 5), // this month, before the 30 days
       row('2026-03-02', 'l1', 7, 1),
-      row('2026-03-31', 'l1', 3, 2, 1),
+      row('2026-03-31', 'l1', 3, 2, 1, 1),
       row('2026-03-31', 'hub-rest', 4),
       row('2026-02-28', 'l1', 100), // neither
     ];
     expect(totals(rows, w)).to.deep.equal({
-      today: { calls: 7, errors: 1, limited: 2 },
-      month: { calls: 19, errors: 1, limited: 3 },
-      last30: { calls: 14, errors: 1, limited: 3 },
+      today: { calls: 7, units: 14, errors: 1, limited: 2, invalid: 1 },
+      month: { calls: 19, units: 38, errors: 1, limited: 3, invalid: 1 },
+      last30: { calls: 14, units: 28, errors: 1, limited: 3, invalid: 1 },
     });
   });
 

@@ -390,6 +390,27 @@ function meter(used, limit, label) {
   );
 }
 
+/** A percentile's bucket bound: the calls took at most this long (null: past the last bound, or no calls). */
+function fmtLatency(ms, calls) {
+  if (calls === 0) return '–';
+  return ms === null ? 'over 30 s' : `≤ ${fmtNumber(ms)} ms`;
+}
+
+function methodRow(m) {
+  return el(
+    'tr',
+    { 'data-method': m.method },
+    el('th', { scope: 'row', 'data-label': 'Method' }, el('code', { text: m.method })),
+    el('td', { 'data-label': 'Calls', text: fmtNumber(m.calls) }),
+    el('td', { 'data-label': 'Failed', text: fmtNumber(m.errors) }),
+    el('td', { 'data-label': 'Error rate', text: m.errorRate === null ? '–' : `${(m.errorRate * 100).toFixed(1)} %` }),
+    el('td', { 'data-label': 'Refused', text: fmtNumber(m.limited + m.invalid) }),
+    el('td', { 'data-label': 'Latency p50', text: fmtLatency(m.p50Ms, m.calls) }),
+    el('td', { 'data-label': 'p95', text: fmtLatency(m.p95Ms, m.calls) }),
+    el('td', { 'data-label': 'p99', text: fmtLatency(m.p99Ms, m.calls) }),
+  );
+}
+
 async function loadUsage() {
   const key = $('usage-key').value;
   let report;
@@ -402,6 +423,7 @@ async function loadUsage() {
   $('usage-month').textContent = fmtNumber(report.totals.month.calls);
   $('usage-limited').textContent = fmtNumber(report.totals.last30.limited);
   $('usage-errors').textContent = fmtNumber(report.totals.last30.errors);
+  $('usage-lag').textContent = `Figures are written every ${fmtNumber(report.lagSeconds)} s, so the last calls may not show yet.`;
   $('quota-table')
     .querySelector('tbody')
     .replaceChildren(
@@ -417,8 +439,8 @@ async function loadUsage() {
             k.state !== 'active' ? el('span', { class: 'muted', text: ` (${k.state})` }) : '',
           ),
           el('td', { 'data-label': 'Tier', text: k.tier }),
-          el('td', { 'data-label': 'Today' }, meter(k.today.calls, k.quota.daily, `Key ${k.prefix} today`)),
-          el('td', { 'data-label': 'This month' }, meter(k.month.calls, k.quota.monthly, `Key ${k.prefix} this month`)),
+          el('td', { 'data-label': 'Today' }, meter(k.today.units, k.quota.daily, `Key ${k.prefix} today`)),
+          el('td', { 'data-label': 'This month' }, meter(k.month.units, k.quota.monthly, `Key ${k.prefix} this month`)),
           el('td', { 'data-label': 'Refused today', text: fmtNumber(k.today.limited) }),
         ),
       ),
@@ -429,14 +451,17 @@ async function loadUsage() {
           { 'data-tier-total': t.tier, class: 'total' },
           el('th', { scope: 'row', 'data-label': 'Key', text: `All keys on ${t.tier}` }),
           el('td', { 'data-label': 'Tier', text: t.tier }),
-          el('td', { 'data-label': 'Today' }, meter(t.today.calls, t.quota.daily, `All keys on ${t.tier} today`)),
-          el('td', { 'data-label': 'This month' }, meter(t.month.calls, t.quota.monthly, `All keys on ${t.tier} this month`)),
+          el('td', { 'data-label': 'Today' }, meter(t.today.units, t.quota.daily, `All keys on ${t.tier} today`)),
+          el('td', { 'data-label': 'This month' }, meter(t.month.units, t.quota.monthly, `All keys on ${t.tier} this month`)),
           el('td', { 'data-label': 'Refused today', text: fmtNumber(t.today.limited) }),
         ),
       ),
     );
   drawChart($('chart'), report.series);
   fillChartTable($('chart-table'), report.series);
+  $('methods-table')
+    .querySelector('tbody')
+    .replaceChildren(...report.methods.map(methodRow));
   $('limits-table')
     .querySelector('tbody')
     .replaceChildren(
