@@ -63,9 +63,10 @@ VOLUME ["/app/data"]
 USER node
 # Traffic (HTTP and WebSocket), admin (/metrics, /health/*, /admin/*, the dashboard), gRPC.
 EXPOSE 8080 8081 9090
-# Readiness turns 503 on SIGTERM, before the drain (docs/shutdown.md). Node, no curl in slim.
+# Readiness turns 503 on SIGTERM, before the drain (docs/shutdown.md); chains=any: one chain
+# without nodes does not mark the gateway unhealthy while others serve. Node, no curl in slim.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.ADMIN_PORT||8081)+'/health/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.ADMIN_PORT||8081)+'/health/ready?chains=any').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # Node is PID 1 and handles SIGTERM itself: readiness 503, shutdownDelayMs, then the
 # drain (workers included) and exit 0. Give the runtime a stop timeout above
 # shutdownDelayMs + shutdownTimeoutMs (20 s with the image's config): `docker stop -t 25`.

@@ -9,6 +9,7 @@
 
 import pg from 'pg';
 import type { KeyRecord } from '../src/auth/key-store.js';
+import { redactUrl } from '../src/config/redact.js';
 import { PgDatabase } from '../src/record/pg-database.js';
 import { writePgRows } from '../src/record/pg-rows.js';
 
@@ -37,7 +38,7 @@ export async function pgUnreachable(): Promise<string | undefined> {
     await client.query('SELECT 1');
     return undefined;
   } catch (err) {
-    return `PostgreSQL is not answering at ${PG_URL} (${err instanceof Error ? err.message : String(err)})`;
+    return `PostgreSQL is not answering at ${redactUrl(PG_URL)} (${err instanceof Error ? err.message : String(err)})`;
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -45,8 +46,9 @@ export async function pgUnreachable(): Promise<string | undefined> {
 
 /**
  * The record on `schema` with `synthetic` keys no client holds and `keys` (the bench's
- * own), migrated by the record's code; the planner's statistics are taken after the
- * bulk insert, as autovacuum would soon after in service.
+ * own), migrated by the record's code; the table is vacuumed and its planner statistics
+ * taken after the bulk insert, as autovacuum would soon after in service (left to
+ * autovacuum, it runs on the bench's cores while the gateways are measured).
  */
 export async function pgStore(schema: string, synthetic: number, keys: readonly KeyRecord[]): Promise<void> {
   const db = await PgDatabase.open({ connectionString: PG_URL, max: 1 }, { schema });
@@ -63,7 +65,7 @@ export async function pgStore(schema: string, synthetic: number, keys: readonly 
       db,
       keys.map((key) => ({ kind: 'key', key })),
     );
-    await db.query(`ANALYZE ${db.table('keys')}`);
+    await db.query(`VACUUM (ANALYZE) ${db.table('keys')}`);
   } finally {
     await db.close();
   }

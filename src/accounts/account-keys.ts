@@ -201,9 +201,10 @@ export class AccountKeys {
     const w = usageWindow(now);
     const all = await this.list(account);
     const chosen = keyId === undefined ? all : [await this.own(account, keyId)];
-    // One read for all of the account's keys; a key's rows carry the account they were made under.
+    // One read for all of the account's keys; a key's rows carry the account they were made
+    // under: its id, or its name for keys adopted from before it existed.
     const range = {
-      ...(keyId === undefined ? { account: account.id } : { keyId: chosen[0]?.id }),
+      ...(keyId === undefined ? { account: [account.id, account.name] } : { keyId: chosen[0]?.id }),
       // Through the end of today: the window's days whole.
       to: Date.parse(`${w.today}T00:00:00Z`) + DAY_MS,
     };

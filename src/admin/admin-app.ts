@@ -16,6 +16,7 @@ import type { NodeHolds } from '../ops/holds/node-holds.js';
 import type { Limiter } from '../quota/limiter.js';
 import type { UsageHistory } from '../quota/usage-history.js';
 import { tokenMatcher } from './admin-auth.js';
+import { problem } from './json-api.js';
 import { mountKeyApi } from './keys-api.js';
 import { mountNodeApi } from './nodes-api.js';
 import { mountUsageHistoryApi } from './usage-history-api.js';
@@ -116,15 +117,22 @@ export function createAdminApp(deps: AdminAppDeps): Koa {
     ctx.body = { status: 'ok' };
   });
   router.get('/health/ready', (ctx) => {
+    const chains = ctx.query.chains ?? 'all';
+    if (chains !== 'all' && chains !== 'any' && chains !== 'none') {
+      problem(ctx, 'INVALID_INPUT', 'chains must be one of all, any, none', 'chains');
+      return;
+    }
     const state = deps.lifecycle();
-    const unusable = deps
-      .chains()
-      .filter((c) => !c.pool.hasHealthyNode())
-      .map((c) => c.name);
+    const runtimes = deps.chains();
+    const unusable = runtimes.filter((c) => !c.pool.hasHealthyNode()).map((c) => c.name);
     const store = deps.store();
     // Fail-open keeps serving without the store; fail-closed cannot.
     const storeOk = store.up || store.policy === 'fail-open';
-    const ready = state === 'ready' && unusable.length === 0 && storeOk;
+    // Instances behind one load balancer share their nodes: with `all`, one chain without
+    // nodes takes every instance out and with it every other chain. `any` and `none` let
+    // a probe ask only whether this instance can serve something, or serve at all.
+    const nodesOk = chains === 'none' || (chains === 'any' ? unusable.length < runtimes.length : unusable.length === 0);
+    const ready = state === 'ready' && nodesOk && storeOk;
     ctx.status = ready ? 200 : 503;
     ctx.body = { status: ready ? 'ready' : 'not ready', lifecycle: state, chainsWithoutNodes: unusable, store };
   });

@@ -17,6 +17,7 @@ import {
   type FailedCall,
   type UsageDimension,
   type UsageHistory,
+  type UsageQuery,
   type UsageStep,
   type UsageTotals,
 } from '../quota/usage-history.js';
@@ -124,7 +125,10 @@ export function mountUsageHistoryApi(router: Router, deps: UsageHistoryApiDeps):
 
   /** The rows `whose` asked for, as the key and account routes answer them. */
   const historyRoute =
-    (whose: (ctx: Context) => Promise<{ keyId: string } | { account: string } | undefined>, allowed: readonly UsageDimension[]) =>
+    (
+      whose: (ctx: Context) => Promise<{ keyId: string } | { account: UsageQuery['account'] } | undefined>,
+      allowed: readonly UsageDimension[],
+    ) =>
     async (ctx: Context): Promise<void> => {
       const who = await whose(ctx);
       if (who === undefined) return;
@@ -176,8 +180,10 @@ export function mountUsageHistoryApi(router: Router, deps: UsageHistoryApiDeps):
     '/admin/accounts/:id/usage/history',
     historyRoute(async (ctx) => {
       const ref = ctx.params.id as string;
+      const found = await deps.accounts.getAccount(ref);
+      // An account's rows from before it adopted its keys are under its name (UsageQuery.account).
       const account =
-        (await deps.accounts.getAccount(ref))?.id ?? ((await deps.keys.store.list({ account: ref })).length > 0 ? ref : undefined);
+        found !== undefined ? [found.id, found.name] : (await deps.keys.store.list({ account: ref })).length > 0 ? ref : undefined;
       if (account === undefined) problem(ctx, 'ACCOUNT_NOT_FOUND', `no account with id or name "${ref}"`);
       return account === undefined ? undefined : { account };
     }, ACCOUNT_DIMENSIONS),

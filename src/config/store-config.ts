@@ -101,7 +101,13 @@ function readServers(problems: ConfigProblems, h: ConfigFile['store']['hot']): R
     }
     return { kind: 'url', url: h.url ?? '' };
   }
-  if (way === 'cluster') return { kind: 'cluster', nodes: (h.cluster ?? []).map(address), password: h.password };
+  if (way === 'cluster') {
+    // Redis hashes a key's first {…}: braces in the prefix would put every account's keys in one slot.
+    if (h.prefix !== undefined && (h.prefix.includes('{') || h.prefix.includes('}'))) {
+      problems.add('store.hot.prefix', 'holds { or }, which on a cluster would put every key in one slot: leave the braces out');
+    }
+    return { kind: 'cluster', nodes: (h.cluster ?? []).map(address), password: h.password };
+  }
   if (h.name === undefined || h.name === '') {
     problems.add(
       'store.hot.name',

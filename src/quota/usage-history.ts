@@ -108,7 +108,12 @@ export const USAGE_STEPS: readonly UsageStep[] = ['hour', 'day', 'total'];
 
 export interface UsageQuery {
   readonly keyId?: string;
-  readonly account?: string;
+  /**
+   * Rows are kept under the account their key had when the call was made: a key made
+   * under a plain name and adopted by `accounts create --adopt-keys` wrote under that
+   * name before, so an account's own reads ask for its id and its name.
+   */
+  readonly account?: string | readonly string[];
   readonly chain?: string;
   readonly method?: string;
   /** Epoch ms: the hours from the one holding `from` … */

@@ -137,9 +137,10 @@ export function usageSumQuery(q: UsageQuery, table: string, dialect: SumDialect)
     return dialect.placeholder(params.length);
   };
   const where = [`hour >= ${param(Math.floor(q.from / HOUR_MS))}`, `hour < ${param(Math.ceil(q.to / HOUR_MS))}`];
+  if (typeof q.account === 'string') where.push(`account = ${param(q.account)}`);
+  else if (q.account !== undefined) where.push(`account IN (${q.account.map(param).join(', ')})`);
   for (const [column, value] of [
     ['key_id', q.keyId],
-    ['account', q.account],
     ['chain', q.chain],
     ['method', q.method],
   ] as const) {

@@ -287,6 +287,18 @@ describe('node pools', function () {
     const ready = await get(stack.admin('/health/ready'));
     expect(ready.status).to.equal(503);
     expect((ready.json as { chainsWithoutNodes: string[] }).chainsWithoutNodes).to.include('prio');
+    // A probe that asks only whether this instance serves some chain, or serves at all.
+    for (const chains of ['any', 'none']) {
+      const probe = await get(stack.admin(`/health/ready?chains=${chains}`));
+      expect(probe.status, chains).to.equal(200);
+      expect(probe.json).to.deep.include({
+        status: 'ready',
+        chainsWithoutNodes: (ready.json as { chainsWithoutNodes: string[] }).chainsWithoutNodes,
+      });
+    }
+    const bad = await get(stack.admin('/health/ready?chains=some'));
+    expect(bad.status).to.equal(400);
+    expect(bad.json).to.deep.equal({ error: { code: 'INVALID_INPUT', message: 'chains must be one of all, any, none', field: 'chains' } });
   });
 
   it('answers 504 when every node tried timed out, and 502 when they failed', async () => {

@@ -246,4 +246,24 @@ describe('usage history through the gateway', () => {
     const unauthorized = await fetch(`${stack.gateway.adminUrl}/admin/accounts/acme/usage/history`);
     expect(unauthorized.status).to.equal(401);
   });
+
+  it('keeps in an account the usage its keys had before it adopted them', async () => {
+    const legacy = await stack.createKey('enterprise', { account: 'globex' });
+    const call = async () =>
+      (await rpc(stack.url('/l1'), { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber' }, { apikey: legacy.value })).status;
+    expect([await call(), await call()]).to.deep.equal([200, 200]);
+    await stack.gateway.flushUsage();
+    // The key's earlier rows name "globex"; from now on it carries the account's id.
+    const { account } = await stack.gateway.accounts.create({ name: 'globex', tiers: 'enterprise' }, { adoptKeys: true });
+    expect(await call()).to.equal(200);
+    await stack.gateway.flushUsage();
+    for (const ref of [account.id, 'globex']) {
+      const got = await admin(stack.gateway, `/admin/accounts/${ref}/usage/history?method=eth_blockNumber`);
+      expect(got.status).to.equal(200);
+      expect(
+        (got.body.rows as Array<{ calls: number }>).map((r) => r.calls),
+        ref,
+      ).to.deep.equal([3]);
+    }
+  });
 });

@@ -129,6 +129,9 @@ describe('config: store (the record and the hot state)', () => {
       'store.hot.name names a Sentinel master, which cluster does not read: add sentinels: [host:26379, …], or leave name out',
       "store.hot.sentinelPassword is the sentinels' password, which cluster does not read: add sentinels, or leave it out",
     ]);
+    expect(await configProblems(withStore('{ hot: { kind: redis, cluster: ["r:7000"], prefix: "{nr}:" } }'))).to.deep.equal([
+      'store.hot.prefix holds { or }, which on a cluster would put every key in one slot: leave the braces out',
+    ]);
     const inUrl = await configProblems(withStore('{ hot: { kind: redis, url: "redis://r:6379", password: hunter2 } }'));
     expect(inUrl).to.deep.equal(['store.hot.password is not read with url: write it in the URL, redis://:${REDIS_PASSWORD}@host:6379']);
     expect(await configProblems(withStore('{ hot: { kind: redis, sentinels: ["r"], name: m } }'))).to.deep.equal([

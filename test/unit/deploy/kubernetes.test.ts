@@ -200,14 +200,14 @@ describe('Kubernetes manifests (deploy/kubernetes/)', () => {
     }
   });
 
-  it('probes the admin listener: readiness on /health/ready, liveness on /health/live', async () => {
+  it('probes the admin listener: readiness on /health/ready?chains=any, liveness on /health/live', async () => {
     const config = await podConfig();
     const c = container();
     const probe = (p: IProbe | undefined): { path?: string; port?: number } => ({
       path: p?.httpGet?.path,
       port: portNumber(p?.httpGet?.port, c.ports ?? []),
     });
-    expect(probe(c.readinessProbe)).to.deep.equal({ path: '/health/ready', port: config.server.adminPort });
+    expect(probe(c.readinessProbe)).to.deep.equal({ path: '/health/ready?chains=any', port: config.server.adminPort });
     expect(probe(c.livenessProbe)).to.deep.equal({ path: '/health/live', port: config.server.adminPort });
     expect(probe(c.startupProbe)).to.deep.equal({ path: '/health/live', port: config.server.adminPort });
     // kubelet probes the pod's address, not the loopback.
