@@ -17,7 +17,6 @@ import {
   type FailedCall,
   type UsageDimension,
   type UsageHistory,
-  type UsageQuery,
   type UsageStep,
   type UsageTotals,
 } from '../quota/usage-history.js';
@@ -126,7 +125,8 @@ export function mountUsageHistoryApi(router: Router, deps: UsageHistoryApiDeps):
   /** The rows `whose` asked for, as the key and account routes answer them. */
   const historyRoute =
     (
-      whose: (ctx: Context) => Promise<{ keyId: string } | { account: UsageQuery['account'] } | undefined>,
+      /** A key, or an account with the names its rows may be kept under (UsageQuery.account). */
+      whose: (ctx: Context) => Promise<{ keyId: string } | { account: string; rowsUnder: readonly string[] } | undefined>,
       allowed: readonly UsageDimension[],
     ) =>
     async (ctx: Context): Promise<void> => {
@@ -148,7 +148,7 @@ export function mountUsageHistoryApi(router: Router, deps: UsageHistoryApiDeps):
       }
       const by = dimensions(ctx, allowed);
       const rows = await deps.history.read({
-        ...who,
+        ...('keyId' in who ? { keyId: who.keyId } : { account: who.rowsUnder }),
         chain: one(ctx, 'chain'),
         method: one(ctx, 'method'),
         from: start,
@@ -182,10 +182,10 @@ export function mountUsageHistoryApi(router: Router, deps: UsageHistoryApiDeps):
       const ref = ctx.params.id as string;
       const found = await deps.accounts.getAccount(ref);
       // An account's rows from before it adopted its keys are under its name (UsageQuery.account).
-      const account =
-        found !== undefined ? [found.id, found.name] : (await deps.keys.store.list({ account: ref })).length > 0 ? ref : undefined;
-      if (account === undefined) problem(ctx, 'ACCOUNT_NOT_FOUND', `no account with id or name "${ref}"`);
-      return account === undefined ? undefined : { account };
+      if (found !== undefined) return { account: found.id, rowsUnder: [found.id, found.name] };
+      if ((await deps.keys.store.list({ account: ref })).length > 0) return { account: ref, rowsUnder: [ref] };
+      problem(ctx, 'ACCOUNT_NOT_FOUND', `no account with id or name "${ref}"`);
+      return undefined;
     }, ACCOUNT_DIMENSIONS),
   );
 

@@ -46,6 +46,6 @@ describe('container configs', () => {
     expect(image.store.hot.kind).to.equal('memory');
     const compose = await load('config/compose.yaml');
     expect(compose.store.record).to.deep.include({ kind: 'postgres', url: 'postgres://noderouter:noderouter@postgres:5432/noderouter' });
-    expect(compose.store.hot).to.deep.include({ kind: 'redis', url: 'redis://redis:6379' });
+    expect(compose.store.hot).to.deep.include({ kind: 'redis', servers: { kind: 'url', url: 'redis://redis:6379' } });
   });
 });
