@@ -25,6 +25,8 @@ import {
   type SumRow,
 } from './usage-history-rows.js';
 
+/** As long as SQLite's busy timeout (sqlite-database.ts). */
+const LOCK_TIMEOUT_SQL = `SET LOCAL lock_timeout = '5s'`;
 const PG: SumDialect = { placeholder: (n) => `$${n}`, sum: (c) => `sum(${c})::bigint`, byCodePoint: (c) => `${c} COLLATE "C"` };
 
 /** The type of each column a write gives, for its array parameter. */
@@ -103,6 +105,9 @@ export class PgUsageHistory implements UsageHistory {
   async write(batch: UsageBatch): Promise<void> {
     if (batch.rows.length === 0 && batch.failed.length === 0) return;
     await this.db.transaction(async (tx) => {
+      // Behind another session's lock a flush gives up as SQLite's does (its rows go back to
+      // the next one), instead of waiting for good and holding a graceful stop with it.
+      await tx.query(LOCK_TIMEOUT_SQL);
       if (batch.rows.length > 0) await tx.query(this.upsertSql, byColumn(sortedValues(batch.rows), ROLLUP_COLUMNS.length));
       if (batch.failed.length === 0) return;
       await tx.query(this.insertFailedSql, byColumn(batch.failed.map(failedValues), FAILED_COLUMNS.length));

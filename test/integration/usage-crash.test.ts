@@ -107,6 +107,8 @@ async function postgresSide(): Promise<RecordSide> {
   let holder: pg.Client | undefined;
   /** The backend of the gateway's flush, waiting for the lock. */
   let waiter: number | undefined;
+  const warnings = (served: Served): number => served.out().split(NOT_WRITTEN).length - 1;
+  let seen = 0;
   const waiting = async (): Promise<number | undefined> => {
     const [row] = await schema.query<{ pid: number }>(
       `SELECT a.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
@@ -125,14 +127,18 @@ async function postgresSide(): Promise<RecordSide> {
       // What an INSERT needs (ROW EXCLUSIVE) conflicts with EXCLUSIVE; readers do not.
       await holder.query(`LOCK TABLE ${table} IN EXCLUSIVE MODE`);
     },
-    async flushWaits() {
+    // A flush behind the lock gives up after its lock_timeout (5 s), saying so, its rows
+    // kept; the next one (a second later) waits inside its transaction again.
+    async flushWaits(served) {
+      await until(() => warnings(served) > 0, { what: 'a flush gives up waiting for the lock', timeoutMs: 15_000, everyMs: 20 });
+      seen = warnings(served);
       await until(async () => (waiter = await waiting()) !== undefined, {
-        what: "the gateway's flush waits for the lock inside its transaction",
+        what: "the gateway's next flush waits for the lock inside its transaction",
         timeoutMs: 5_000,
         everyMs: 20,
       });
     },
-    stillWaits: async () => (await waiting()) === waiter,
+    stillWaits: async (served) => warnings(served) === seen && (await waiting()) === waiter,
     // The killed gateway's backend gets the lock, runs its INSERT, finds its client gone
     // and ends, its transaction rolled back, never committed.
     async release() {
