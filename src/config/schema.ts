@@ -4,11 +4,11 @@
 // problem names its path and what would be accepted.
 
 import { isIP } from 'node:net';
-import { availableParallelism } from 'node:os';
 import { isAbsolute, resolve, dirname } from 'node:path';
 import { DEFAULT_JSONRPC_LIMITS } from '../jsonrpc/envelope.js';
 import type { ChainPlugin, VerifyMode } from '../plugin/contract.js';
 import { builtInFamilies } from '../plugin/loader.js';
+import { usableCpus } from './usable-cpus.js';
 import { readChainCors, readServerCors } from './browser-access.js';
 import { parseDuration } from './duration.js';
 import { readNodeHeaders } from './node-headers.js';
@@ -482,7 +482,7 @@ export function validateConfig(
       publicUrl: s.publicUrl?.replace(/\/+$/, ''),
       cors,
       trustedProxies,
-      workers: s.workers === 'auto' ? availableParallelism() : s.workers,
+      workers: s.workers === 'auto' ? usableCpus() : s.workers,
     },
     log: readLog(t.log, base),
     tracing,

@@ -188,7 +188,7 @@ const Server = Section(
       anyOf: [{ type: 'integer', minimum: 1, maximum: 1024 }, { const: 'auto' }],
       default: 1,
       description:
-        'Processes serving traffic: "auto" (one per core) or a number. Above 1 a primary process keeps the shared state, probers and admin listener and forks the workers, which share the listeners. Changes on restart. See docs/scaling.md#using-every-core.',
+        'Processes serving traffic: "auto" (one per core, capped by a container\'s CPU limit: its cgroup CPU quota, rounded up) or a number. Above 1 a primary process keeps the shared state, probers and admin listener and forks the workers, which share the listeners. Changes on restart. See docs/scaling.md#using-every-core.',
       errorMessage: 'must be a whole number of processes from 1 to 1024, or "auto" (one per core)',
     }),
   },
