@@ -67,9 +67,7 @@ export class RedisConnection implements RedisHealth {
       connectTimeout: Math.max(options.timeoutMs, 1_000),
       enableReadyCheck: true,
       retryStrategy: backoff,
-      // A master demoted to replica answers READONLY: reconnect to find the new one. Any
-      // other error reply (a script's, a cluster's MOVED) is the command's, not the link's.
-      reconnectOnError: (err) => err.message.startsWith('READONLY'),
+      reconnectOnError: () => true,
     };
     const s = options.servers;
     if (s.kind === 'url') return new Redis(s.url, common);
@@ -93,11 +91,9 @@ export class RedisConnection implements RedisHealth {
         enableOfflineQueue: false,
         enableReadyCheck: true,
         clusterRetryStrategy: backoff,
-        // A moved slot (a failover, a resharding) is followed at once (MOVED, ASK); a node
-        // whose link closed and a cluster that is down fail the call at once, so onFailure
-        // decides, as on one server, instead of a queue of retries holding the request.
-        retryDelayOnFailover: 0,
-        retryDelayOnClusterDown: 0,
+        // A moved slot (a failover, a resharding) is followed; a cluster that is down fails the call at once.
+        retryDelayOnFailover: 50,
+        retryDelayOnClusterDown: 50,
         redisOptions: { ...common, password: s.password },
       },
     );
