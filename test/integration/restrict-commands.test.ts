@@ -1,8 +1,9 @@
 // Setting restrictions the ways an operator, a customer's backend and a customer do:
 // the real `noderouter keys create --origins …`, `keys restrict` and `keys import`
-// commands against the store a running gateway uses (the gateway applies a change on
-// the key's next request), the admin API's create and restrict, and the dashboard
-// API's (own keys only, CSRF-checked, paced); mistakes name the field, exit 2 or 400.
+// commands against the store a running gateway uses (the gateway applies a change within
+// the second, at once where the record's folder can be watched), the admin API's create
+// and restrict, and the dashboard API's (own keys only, CSRF-checked, paced); mistakes
+// name the field, exit 2 or 400.
 
 import { expect } from 'chai';
 import { writeFile } from 'node:fs/promises';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { lastLine, runCli } from '../support/cli.js';
 import { DashboardClient, errorCode } from '../support/dashboard-client.js';
 import { rpc, startStack, type Stack } from '../support/harness.js';
+import { until } from '../support/until.js';
 
 const TOKEN = 'restrict-admin-token-0123456789';
 const APP = 'https://app.example.com';
@@ -58,12 +60,18 @@ describe('setting restrictions: CLI and admin API', function () {
     expect(changed.stdout).to.contain('"userAgents":["node","MyApp/*"]');
     // The addresses stay as they were; the origins are replaced.
     expect(changed.stdout).to.contain('"ips":["127.0.0.0/8","::1"]');
-    expect((await call(key, 'https://evil.example')).status).to.equal(200);
+    // The CLI's write reaches the running gateway through the record's change log: at once
+    // where the file's directory can be watched, within the second's poll otherwise.
+    await until(async () => (await call(key, 'https://evil.example')).status === 200, {
+      what: 'the new origins applied',
+      timeoutMs: 1_500,
+      everyMs: 50,
+    });
     expect((await call(key, APP)).status).to.equal(403);
 
     const lifted = await cli('restrict', id, '--origins', '*', '--ips', '*', '--user-agents', '*');
     expect(lifted.stdout).to.contain('"origins":[],"ips":[],"referrers":[],"contracts":[],"userAgents":[]');
-    expect((await call(key)).status).to.equal(200);
+    await until(async () => (await call(key)).status === 200, { what: 'the restrictions lifted', timeoutMs: 1_500, everyMs: 50 });
   });
 
   it('names the field of a mistake and exits 2, changing nothing', async () => {
